@@ -1,0 +1,53 @@
+// Walks a borrowed iovec array as one stream of bytes, so that a transfer
+// the kernel cut short can be continued exactly where it stopped.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <span>
+#include <vector>
+
+namespace flowio::io {
+
+// The most iovecs one preadv/pwritev or IORING_OP_READV/WRITEV accepts
+// (UIO_MAXIOV on Linux; more gives EINVAL).
+inline constexpr std::size_t max_iovecs_per_call = 1024;
+
+// The most bytes one call is asked to move. Linux moves at most
+// MAX_RW_COUNT (2 GiB - 4 KiB) per call and an io_uring completion reports
+// its result as an int; 1 GiB stays clear of both.
+inline constexpr std::size_t max_bytes_per_call = std::size_t{1} << 30;
+
+// Not thread safe; one cursor belongs to one transfer. The iovec array is
+// borrowed for the cursor's lifetime and never written.
+class IovecCursor {
+ public:
+  IovecCursor() noexcept = default;
+  explicit IovecCursor(std::span<const iovec> memory) noexcept;
+
+  // Bytes not yet moved.
+  std::size_t remaining() const noexcept { return remaining_; }
+
+  // The next piece to move: at most `max_iovecs` iovecs and `max_bytes`
+  // bytes, starting at the first byte not yet moved. Empty when nothing
+  // remains. Where no iovec needs adjusting the result points into the
+  // borrowed array; otherwise the adjusted copy is built in `scratch` and the
+  // result points there, valid until `scratch` is next changed.
+  std::span<const iovec> window(std::vector<iovec>& scratch,
+                                std::size_t max_iovecs = max_iovecs_per_call,
+                                std::size_t max_bytes = max_bytes_per_call) const;
+
+  // Marks `bytes` more as moved. Precondition: bytes <= remaining().
+  void advance(std::size_t bytes) noexcept;
+
+ private:
+  void skip_empty() noexcept;
+
+  std::span<const iovec> memory_;
+  std::size_t index_ = 0;   // first iovec not completely moved
+  std::size_t offset_ = 0;  // bytes of memory_[index_] already moved
+  std::size_t remaining_ = 0;
+};
+
+}  // namespace flowio::io

@@ -1,0 +1,72 @@
+// The storage backend interface: moves bytes between memory and a file
+// descriptor, many file ranges per call. Implementations: io_uring
+// (uring_backend.h) and POSIX pread/pwrite (posix_backend.h).
+#pragma once
+
+#include <sys/uio.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+
+namespace flowio::io {
+
+// One contiguous range of the file, [file_offset, file_offset + bytes),
+// moved from or to the memory pieces `memory` in order. `bytes` is the sum
+// of the iovec lengths. The iovecs and the memory they point to are borrowed
+// until the backend call that receives the request returns.
+struct IoRequest {
+  std::int64_t file_offset = 0;
+  std::span<const iovec> memory;
+  std::size_t bytes = 0;
+};
+
+// Thread safety: every method may be called from many threads at once.
+class StorageBackend {
+ public:
+  virtual ~StorageBackend() = default;
+
+  // "io_uring" or "posix".
+  virtual const char* name() const noexcept = 0;
+
+  // Writes every request completely: short writes are continued. The
+  // requests must not overlap each other; they may complete in any order.
+  // Throws IoError carrying the errno of the first failure. After a
+  // failure, some requests may have been written and others not.
+  virtual void write(int fd, std::span<const IoRequest> requests) = 0;
+
+  // Reads every request; short reads are continued until end of file.
+  // bytes_read[i] receives the bytes read for requests[i] (less than
+  // requests[i].bytes only where the file ends inside the request). Memory
+  // past end of file is left untouched. Throws IoError carrying the errno of
+  // the first failure.
+  virtual void read(int fd, std::span<const IoRequest> requests,
+                    std::span<std::size_t> bytes_read) = 0;
+};
+
+enum class BackendKind { automatic, io_uring, posix };
+
+// Chooses and creates a backend. `automatic` takes io_uring when this
+// kernel lets a ring be created and POSIX otherwise; the environment
+// variable FLOWIO_IO_BACKEND=posix (or =io_uring) overrides `automatic`.
+// Asking for io_uring explicitly where the kernel refuses it throws
+// UsageError(unsupported).
+std::unique_ptr<StorageBackend> make_storage_backend(BackendKind kind = BackendKind::automatic);
+
+// Parses a hint value: "auto", "io_uring" or "posix". Throws UsageError on
+// anything else.
+BackendKind parse_backend_kind(const std::string& text);
+
+// Checks what every backend receives, before any I/O starts: offsets not
+// negative, each range ending before the largest off_t, and `bytes` equal to
+// the sum of the iovec lengths. Throws UsageError(invalid_argument).
+void check_requests(std::span<const IoRequest> requests);
+
+// check_requests, and room in `bytes_read` for a count per request (else
+// UsageError(invalid_count)).
+void check_read_requests(std::span<const IoRequest> requests,
+                         std::span<const std::size_t> bytes_read);
+
+}  // namespace flowio::io

@@ -1,0 +1,77 @@
+#include "runtime/core/file_view.h"
+
+#include <limits>
+#include <string>
+
+#include "flowio/error.h"
+
+namespace flowio::core {
+namespace {
+
+[[noreturn]] void bad_view(const std::string& why) {
+  throw UsageError(ErrorCode::invalid_datatype, "set_view: " + why);
+}
+
+// Enough copies of the filetype to stand for "without end".
+std::int64_t unbounded_count(const FlatType& filetype) {
+  if (filetype.size() == 0) return 0;
+  const std::int64_t by_stream = std::numeric_limits<std::int64_t>::max() / 2 / filetype.size();
+  const std::int64_t by_extent =
+      filetype.extent() > 0 ? std::numeric_limits<std::int64_t>::max() / 2 / filetype.extent()
+                            : by_stream;
+  return std::min(by_stream, by_extent);
+}
+
+}  // namespace
+
+FileView::FileView() : filetype_(make_run(1), 0, 1) {}
+
+FileView::FileView(std::int64_t displacement, MPI_Datatype etype, MPI_Datatype filetype)
+    : displacement_(displacement) {
+  if (displacement < 0) bad_view("negative displacement " + std::to_string(displacement));
+  const FlatType flat_etype = flatten(etype);
+  etype_size_ = flat_etype.size();
+  if (etype_size_ <= 0) bad_view("the etype holds no data");
+  if (!flat_etype.root().monotone || flat_etype.true_lb() < 0) {
+    bad_view("the etype has negative, decreasing or overlapping displacements");
+  }
+  filetype_ = flatten(filetype);
+  if (filetype_.size() % etype_size_ != 0) {
+    bad_view("filetype size " + std::to_string(filetype_.size()) +
+             " is not a multiple of the etype size " + std::to_string(etype_size_));
+  }
+  if (filetype_.size() == 0) return;
+  if (filetype_.true_lb() < 0) bad_view("the filetype has negative displacements");
+  if (!filetype_.root().monotone) {
+    bad_view("the filetype's displacements decrease or overlap (MPI requires them "
+             "monotonically nondecreasing and not overlapping)");
+  }
+  if (!filetype_.tiles_monotonically()) {
+    bad_view("the filetype's extent " + std::to_string(filetype_.extent()) +
+             " is smaller than its true extent " + std::to_string(filetype_.true_extent()) +
+             ": consecutive tiles would overlap");
+  }
+}
+
+PieceCursor FileView::file_pieces(std::int64_t stream_position) const {
+  return PieceCursor(filetype_, unbounded_count(filetype_), displacement_, stream_position);
+}
+
+std::int64_t FileView::file_offset_of(std::int64_t stream_position) const {
+  PieceCursor cursor = file_pieces(stream_position);
+  Piece piece;
+  if (!cursor.next_piece(piece, 1)) {
+    throw UsageError(ErrorCode::invalid_argument, "the view's filetype holds no data");
+  }
+  return piece.offset;
+}
+
+std::int64_t FileView::stream_bytes_before(std::int64_t file_offset) const {
+  const std::int64_t relative = file_offset - displacement_;
+  if (filetype_.size() == 0 || relative <= filetype_.true_lb()) return 0;
+  std::int64_t tile = 0;
+  if (filetype_.extent() > 0) tile = (relative - filetype_.true_lb()) / filetype_.extent();
+  return tile * filetype_.size() + bytes_before(filetype_.root(), relative - tile * filetype_.extent());
+}
+
+}  // namespace flowio::core

@@ -1,0 +1,53 @@
+// FileView: what part of a file a process sees, as MPI_File_set_view
+// defines it. The view is the filetype tiled without end from the
+// displacement; its data bytes, in order, form the view's byte stream.
+// Offsets in read_at/write_at count etypes of that stream.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+
+#include "runtime/core/flat_type.h"
+#include "runtime/core/piece_cursor.h"
+
+namespace flowio::core {
+
+// Immutable once built; may be shared across threads.
+class FileView {
+ public:
+  // The default view: displacement 0, etype and filetype MPI_BYTE.
+  FileView();
+
+  // Builds and validates a view. Throws UsageError when MPI forbids it:
+  // a negative displacement, an etype with no data, a filetype whose size
+  // is not a multiple of the etype's, or an etype or filetype whose pieces
+  // have negative displacements, decrease, or overlap (also across
+  // consecutive filetype tiles).
+  FileView(std::int64_t displacement, MPI_Datatype etype, MPI_Datatype filetype);
+
+  std::int64_t displacement() const { return displacement_; }
+  std::int64_t etype_size() const { return etype_size_; }
+  const FlatType& filetype() const { return filetype_; }
+  // True when the view is the whole file from the displacement on, in order.
+  bool is_contiguous() const { return filetype_.is_contiguous(); }
+
+  // Cursor over the file pieces (absolute file offsets) of the view's byte
+  // stream, starting at stream byte `stream_position`. The stream is
+  // unbounded; a view whose filetype holds no data has an empty stream.
+  PieceCursor file_pieces(std::int64_t stream_position) const;
+
+  // File offset of stream byte `stream_position`.
+  std::int64_t file_offset_of(std::int64_t stream_position) const;
+
+  // Bytes of the view's stream that lie in the file below `file_offset`:
+  // the inverse of file_offset_of.
+  std::int64_t stream_bytes_before(std::int64_t file_offset) const;
+
+ private:
+  std::int64_t displacement_ = 0;
+  std::int64_t etype_size_ = 1;
+  FlatType filetype_;
+};
+
+}  // namespace flowio::core

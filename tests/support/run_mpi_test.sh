@@ -1,0 +1,18 @@
+#!/bin/bash
+# Runs a test binary under mpiexec: run_mpi_test.sh RANKS BINARY [ARGS...].
+# Under --config=asan it passes the leak suppressions MPICH needs to every
+# rank. The binary writes its files under $TEST_TMPDIR.
+set -euo pipefail
+ranks=$1
+shift
+binary=$1
+shift
+env_args=()
+if [ "${FLOWIO_SANITIZER:-}" = asan ]; then
+  supp="$(cd "$(dirname "$0")" && pwd)/lsan_suppressions.txt"
+  env_args+=(-genv LSAN_OPTIONS "suppressions=${supp}:fast_unwind_on_malloc=0")
+  env_args+=(-genv ASAN_OPTIONS "detect_leaks=1:abort_on_error=1")
+  env_args+=(-genv UBSAN_OPTIONS "print_stacktrace=1:halt_on_error=1")
+fi
+export TMPDIR="${TEST_TMPDIR:-${TMPDIR:-/tmp}}"
+exec mpiexec -n "$ranks" "${env_args[@]}" "$binary" "$@"
