@@ -16,8 +16,7 @@ std::span<const iovec> IovecCursor::window(std::vector<iovec>& scratch, std::siz
   std::size_t bytes = 0;
   std::size_t last_length = 0;
   bool adjusted = offset_ != 0;
-  for (std::size_t i = index_; i < memory_.size() && count < max_iovecs && bytes < max_bytes;
-       ++i) {
+  for (std::size_t i = index_; i < memory_.size() && count < max_iovecs && bytes < max_bytes; ++i) {
     std::size_t length = memory_[i].iov_len - (i == index_ ? offset_ : 0);
     if (length > max_bytes - bytes) {
       length = max_bytes - bytes;

@@ -14,8 +14,8 @@ namespace {
 
 enum class Direction { read, write };
 
-[[noreturn]] void throw_transfer_error(int system_errno, Direction direction, bool vectored,
-                                       int fd, std::int64_t offset, std::size_t bytes) {
+[[noreturn]] void throw_transfer_error(int system_errno, Direction direction, bool vectored, int fd,
+                                       std::int64_t offset, std::size_t bytes) {
   std::string what = direction == Direction::write ? (vectored ? "pwritev" : "pwrite")
                                                    : (vectored ? "preadv" : "pread");
   what += " fd " + std::to_string(fd) + " at offset " + std::to_string(offset) + " (" +

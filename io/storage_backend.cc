@@ -57,7 +57,8 @@ BackendKind parse_backend_kind(const std::string& text) {
 void check_requests(std::span<const IoRequest> requests) {
   constexpr std::uint64_t largest_offset = std::numeric_limits<std::int64_t>::max();
   auto reject = [](std::size_t index, const std::string& why) {
-    throw UsageError(ErrorCode::invalid_argument, "I/O request " + std::to_string(index) + ": " + why);
+    throw UsageError(ErrorCode::invalid_argument,
+                     "I/O request " + std::to_string(index) + ": " + why);
   };
   for (std::size_t i = 0; i < requests.size(); ++i) {
     const IoRequest& request = requests[i];
@@ -71,8 +72,8 @@ void check_requests(std::span<const IoRequest> requests) {
     for (const iovec& piece : request.memory) {
       // Compared this way round so that the sum cannot overflow.
       if (piece.iov_len > request.bytes - sum) {
-        reject(i, "iovec lengths add up to more than its " + std::to_string(request.bytes) +
-                      " bytes");
+        reject(i,
+               "iovec lengths add up to more than its " + std::to_string(request.bytes) + " bytes");
       }
       sum += piece.iov_len;
     }

@@ -81,13 +81,16 @@ bool probe_kernel() noexcept {
 // completion has been reaped. run() does not return or throw while any
 // operation is still owned by the kernel.
 //
-// Memory ordering: liburing publishes new submission entries with a release
-// store of the SQ tail, and io_uring_enter is a full barrier, so the kernel
-// sees the entries and iovecs written before. io_uring_peek_batch_cqe reads
-// the CQ tail with an acquire load that pairs with the kernel's release when
-// it posts a completion, so once a completion is seen, the data the kernel
-// read into our buffers is visible too. io_uring_cq_advance releases the
-// entries back to the kernel only after they have been copied out.
+// Memory ordering: the ring is set up without SQPOLL, so the kernel reads
+// submission entries only inside this thread's own io_uring_enter calls;
+// program order makes them and the iovecs they point to visible, no fence
+// is needed (a worker the kernel hands an operation to is ordered by that
+// hand-off). Completions may be posted from other CPUs (io-wq workers):
+// io_uring_peek_batch_cqe reads the CQ tail with an acquire load that pairs
+// with the kernel's release when it posts, so once a completion is seen,
+// the data the kernel read into our buffers is visible too.
+// io_uring_cq_advance hands entries back with a release store, after they
+// have been copied out.
 class RingTransfer {
  public:
   RingTransfer(ThreadRing& thread_ring, io_uring& ring, int fd, Direction direction,
@@ -145,9 +148,7 @@ class RingTransfer {
   // completion has not been reaped yet. Entries still in the SQ are not
   // counted: without SQPOLL the kernel reads them only inside our own
   // io_uring_enter calls.
-  unsigned kernel_owned() const noexcept {
-    return in_flight_ - io_uring_sq_ready(&ring_);
-  }
+  unsigned kernel_owned() const noexcept { return in_flight_ - io_uring_sq_ready(&ring_); }
 
   void start_requests() {
     while (next_request_ < requests_.size() && !free_slots_.empty()) {

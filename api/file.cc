@@ -1,0 +1,372 @@
+#include "flowio/file.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+
+#include "flowio/error.h"
+#include "io/file_descriptor.h"
+#include "io/storage_backend.h"
+#include "io/view_transfer.h"
+#include "runtime/collective_error.h"
+#include "runtime/core/file_view.h"
+#include "runtime/core/flat_type.h"
+#include "runtime/engine.h"
+
+namespace flowio {
+namespace {
+
+void validate_mode(Mode mode) {
+  const int exclusive_choices = (has(mode, Mode::rdonly) ? 1 : 0) + (has(mode, Mode::wronly) ? 1 : 0) +
+                                (has(mode, Mode::rdwr) ? 1 : 0);
+  if (exclusive_choices != 1) {
+    throw UsageError(ErrorCode::invalid_access_mode,
+                     "open: give exactly one of Mode::rdonly, Mode::wronly, Mode::rdwr");
+  }
+  if (has(mode, Mode::rdonly) && (has(mode, Mode::create) || has(mode, Mode::excl))) {
+    throw UsageError(ErrorCode::invalid_access_mode,
+                     "open: Mode::rdonly cannot be combined with Mode::create or Mode::excl");
+  }
+}
+
+// O_APPEND is never passed: pwrite on an O_APPEND descriptor ignores its
+// offset on Linux, and MPI's append mode only moves the initial pointers.
+int open_flags(Mode mode, bool creating) {
+  int flags = O_CLOEXEC;
+  if (has(mode, Mode::rdonly)) flags |= O_RDONLY;
+  if (has(mode, Mode::wronly)) flags |= O_WRONLY;
+  if (has(mode, Mode::rdwr)) flags |= O_RDWR;
+  if (creating && has(mode, Mode::create)) flags |= O_CREAT;
+  if (creating && has(mode, Mode::excl)) flags |= O_EXCL;
+  return flags;
+}
+
+}  // namespace
+
+struct File::Impl {
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0;
+  std::string path;
+  Mode mode = Mode::rdonly;
+  Hints hints;
+  io::FileDescriptor fd;
+  std::unique_ptr<io::StorageBackend> backend;
+  std::shared_ptr<runtime::Engine> engine;
+  std::shared_ptr<const core::FileView> view = std::make_shared<core::FileView>();
+  MPI_Offset pointer = 0;  // individual file pointer, in etypes
+
+  // Operations started and not finished. Tasks refer to this Impl by
+  // pointer; it is destroyed only once this count is zero.
+  std::mutex mutex;
+  std::condition_variable idle;
+  std::size_t pending = 0;
+
+  Impl() = default;
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+
+  ~Impl() {
+    wait_idle();
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (comm != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm);
+  }
+
+  void wait_idle() {
+    std::unique_lock lock(mutex);
+    idle.wait(lock, [this] { return pending == 0; });
+  }
+
+  void begin_operation() {
+    std::lock_guard lock(mutex);
+    ++pending;
+  }
+
+  // The last touch of this Impl by a task: once `pending` reaches zero a
+  // waiting thread may destroy it.
+  void end_operation() {
+    std::lock_guard lock(mutex);
+    if (--pending == 0) idle.notify_all();
+  }
+
+  Future<std::size_t> start_transfer(bool writing, MPI_Offset offset, const void* buffer,
+                                     MPI_Count count, MPI_Datatype datatype);
+};
+
+File::File() noexcept = default;
+File::File(std::unique_ptr<Impl> impl) noexcept : impl_(std::move(impl)) {}
+File::File(File&&) noexcept = default;
+File& File::operator=(File&&) noexcept = default;
+File::~File() = default;
+
+bool File::is_open() const noexcept { return impl_ != nullptr; }
+
+File::Impl& File::impl() const {
+  if (!impl_) throw UsageError(ErrorCode::file_closed, "the file is not open");
+  return *impl_;
+}
+
+File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& hints) {
+  validate_mode(mode);
+  if (comm == MPI_COMM_NULL) throw UsageError(ErrorCode::invalid_argument, "open: MPI_COMM_NULL");
+  auto impl = std::make_unique<Impl>();
+  impl->engine = runtime::Engine::acquire();
+  check_mpi(MPI_Comm_dup(comm, &impl->comm), "MPI_Comm_dup");
+  MPI_Comm_rank(impl->comm, &impl->rank);
+  impl->path = path;
+  impl->mode = mode;
+  impl->hints = hints;
+
+  std::exception_ptr failure;
+  try {
+    const auto requested = hints.find("flowio_io_backend");
+    impl->backend = io::make_storage_backend(
+        requested == hints.end() ? io::BackendKind::automatic
+                                 : io::parse_backend_kind(requested->second));
+    impl->hints["flowio_io_backend"] = impl->backend->name();
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  runtime::agree_on_outcome(impl->comm, failure, "open");
+
+  // Rank 0 creates the file alone, so that Mode::excl fails on one
+  // process and is reported to all; the others open what now exists.
+  if (impl->rank == 0) {
+    try {
+      impl->fd = io::FileDescriptor::open(path, open_flags(mode, true));
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }
+  runtime::agree_on_outcome(impl->comm, failure, "open");
+  if (impl->rank != 0) {
+    try {
+      impl->fd = io::FileDescriptor::open(path, open_flags(mode, false));
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }
+  runtime::agree_on_outcome(impl->comm, failure, "open");
+  if (has(mode, Mode::append)) impl->pointer = impl->fd.size();
+  return File(std::move(impl));
+}
+
+void File::close() {
+  Impl& file = impl();
+  file.wait_idle();
+  std::exception_ptr failure;
+  try {
+    file.fd.close();
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  runtime::agree_on_outcome(file.comm, failure, "close");
+  if (file.rank == 0 && has(file.mode, Mode::delete_on_close) && ::unlink(file.path.c_str()) != 0) {
+    failure = std::make_exception_ptr(
+        IoError(error_code_for_errno(errno), "close: unlink " + file.path, errno));
+  }
+  std::unique_ptr<Impl> closing = std::move(impl_);
+  runtime::agree_on_outcome(closing->comm, failure, "close");
+}
+
+void File::set_view(MPI_Offset displacement, MPI_Datatype etype, MPI_Datatype filetype,
+                    const Hints& hints) {
+  Impl& file = impl();
+  file.wait_idle();
+  std::shared_ptr<const core::FileView> view;
+  std::exception_ptr failure;
+  try {
+    view = std::make_shared<core::FileView>(displacement, etype, filetype);
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  runtime::agree_on_outcome(file.comm, failure, "set_view");
+  file.view = std::move(view);
+  file.pointer = 0;
+  for (const auto& [key, value] : hints) {
+    if (key != "flowio_io_backend") file.hints[key] = value;
+  }
+}
+
+Future<std::size_t> File::Impl::start_transfer(bool writing, MPI_Offset offset,
+                                               const void* buffer, MPI_Count count,
+                                               MPI_Datatype datatype) {
+  const char* operation = writing ? "write" : "read";
+  if (writing && has(mode, Mode::rdonly)) {
+    throw UsageError(ErrorCode::read_only, std::string(operation) + ": the file is read-only");
+  }
+  if (!writing && has(mode, Mode::wronly)) {
+    throw UsageError(ErrorCode::access_denied, std::string(operation) + ": the file is write-only");
+  }
+  if (count < 0) throw UsageError(ErrorCode::invalid_count, std::string(operation) + ": negative count");
+  if (offset < 0) {
+    throw UsageError(ErrorCode::invalid_argument, std::string(operation) + ": negative offset");
+  }
+  if (buffer == nullptr && count > 0) {
+    throw UsageError(ErrorCode::invalid_argument, std::string(operation) + ": null buffer");
+  }
+  auto memory_type = std::make_shared<const core::FlatType>(core::flatten(datatype));
+  const std::int64_t bytes = memory_type->size() * count;
+  if (bytes % view->etype_size() != 0) {
+    throw UsageError(ErrorCode::invalid_datatype,
+                     std::string(operation) + ": " + std::to_string(bytes) +
+                         " bytes is not a whole number of etypes of " +
+                         std::to_string(view->etype_size()) + " bytes");
+  }
+  if (bytes > 0 && view->filetype().size() == 0) {
+    throw UsageError(ErrorCode::invalid_argument,
+                     std::string(operation) + ": the view's filetype holds no data");
+  }
+  const std::int64_t stream_position = offset * view->etype_size();
+  auto promise = std::make_shared<Promise<std::size_t>>();
+  Future<std::size_t> future = promise->get_future();
+  begin_operation();
+  engine->submit([this, writing, stream_position, buffer, count, memory_type, promise,
+                  view = view]() {
+    try {
+      const io::MemoryLayout memory{memory_type.get(), count,
+                                    reinterpret_cast<std::int64_t>(buffer)};
+      const std::int64_t moved =
+          writing ? io::write_to_view(*backend, fd.get(), *view, stream_position, memory)
+                  : io::read_from_view(*backend, fd.get(), *view, stream_position, memory);
+      promise->set_value(static_cast<std::size_t>(moved));
+    } catch (...) {
+      promise->set_exception(std::current_exception());
+    }
+    end_operation();
+  });
+  return future;
+}
+
+Future<std::size_t> File::iwrite_at(MPI_Offset offset, const void* buffer, MPI_Count count,
+                                    MPI_Datatype datatype) {
+  return impl().start_transfer(true, offset, buffer, count, datatype);
+}
+
+Future<std::size_t> File::iread_at(MPI_Offset offset, void* buffer, MPI_Count count,
+                                   MPI_Datatype datatype) {
+  return impl().start_transfer(false, offset, buffer, count, datatype);
+}
+
+namespace {
+
+// Etypes `count` copies of `datatype` occupy, for advancing the pointer.
+MPI_Offset etypes_of(MPI_Count count, MPI_Datatype datatype, std::int64_t etype_size) {
+  MPI_Count size = 0;
+  check_mpi(MPI_Type_size_x(datatype, &size), "MPI_Type_size_x");
+  return size * count / etype_size;
+}
+
+}  // namespace
+
+Future<std::size_t> File::iwrite(const void* buffer, MPI_Count count, MPI_Datatype datatype) {
+  Impl& file = impl();
+  Future<std::size_t> future = file.start_transfer(true, file.pointer, buffer, count, datatype);
+  file.pointer += etypes_of(count, datatype, file.view->etype_size());
+  return future;
+}
+
+Future<std::size_t> File::iread(void* buffer, MPI_Count count, MPI_Datatype datatype) {
+  Impl& file = impl();
+  Future<std::size_t> future = file.start_transfer(false, file.pointer, buffer, count, datatype);
+  file.pointer += etypes_of(count, datatype, file.view->etype_size());
+  return future;
+}
+
+std::size_t File::write_at(MPI_Offset offset, const void* buffer, MPI_Count count,
+                           MPI_Datatype datatype) {
+  return iwrite_at(offset, buffer, count, datatype).get();
+}
+
+std::size_t File::read_at(MPI_Offset offset, void* buffer, MPI_Count count,
+                          MPI_Datatype datatype) {
+  return iread_at(offset, buffer, count, datatype).get();
+}
+
+std::size_t File::write(const void* buffer, MPI_Count count, MPI_Datatype datatype) {
+  return iwrite(buffer, count, datatype).get();
+}
+
+std::size_t File::read(void* buffer, MPI_Count count, MPI_Datatype datatype) {
+  return iread(buffer, count, datatype).get();
+}
+
+void File::seek(MPI_Offset offset, Whence whence) {
+  Impl& file = impl();
+  MPI_Offset base = 0;
+  if (whence == Whence::current) base = file.pointer;
+  if (whence == Whence::end) {
+    base = file.view->stream_bytes_before(file.fd.size()) / file.view->etype_size();
+  }
+  if (base + offset < 0) {
+    throw UsageError(ErrorCode::invalid_argument, "seek: the position would be negative");
+  }
+  file.pointer = base + offset;
+}
+
+MPI_Offset File::position() const { return impl().pointer; }
+
+MPI_Offset File::byte_offset(MPI_Offset offset) const {
+  const Impl& file = impl();
+  if (offset < 0) throw UsageError(ErrorCode::invalid_argument, "byte_offset: negative offset");
+  return file.view->file_offset_of(offset * file.view->etype_size());
+}
+
+void File::sync() {
+  Impl& file = impl();
+  file.wait_idle();
+  std::exception_ptr failure;
+  try {
+    file.fd.sync();
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  runtime::agree_on_outcome(file.comm, failure, "sync");
+}
+
+MPI_Offset File::size() const { return impl().fd.size(); }
+
+void File::set_size(MPI_Offset bytes) {
+  Impl& file = impl();
+  if (bytes < 0) throw UsageError(ErrorCode::invalid_argument, "set_size: negative size");
+  if (has(file.mode, Mode::rdonly)) throw UsageError(ErrorCode::read_only, "set_size: read-only file");
+  file.wait_idle();
+  std::exception_ptr failure;
+  if (file.rank == 0) {
+    try {
+      file.fd.truncate(bytes);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }
+  runtime::agree_on_outcome(file.comm, failure, "set_size");
+}
+
+void File::preallocate(MPI_Offset bytes) {
+  Impl& file = impl();
+  if (bytes < 0) throw UsageError(ErrorCode::invalid_argument, "preallocate: negative size");
+  if (has(file.mode, Mode::rdonly)) {
+    throw UsageError(ErrorCode::read_only, "preallocate: read-only file");
+  }
+  file.wait_idle();
+  std::exception_ptr failure;
+  if (file.rank == 0) {
+    try {
+      file.fd.preallocate(bytes);
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  }
+  runtime::agree_on_outcome(file.comm, failure, "preallocate");
+}
+
+Hints File::hints() const { return impl().hints; }
+Mode File::mode() const { return impl().mode; }
+MPI_Comm File::communicator() const { return impl().comm; }
+const std::string& File::path() const { return impl().path; }
+
+}  // namespace flowio

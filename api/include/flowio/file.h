@@ -1,0 +1,135 @@
+// flowio::File: a file opened by a group of MPI processes, read and written
+// through file views as in MPI-IO, with every data call available as a
+// nonblocking form that returns a Future at once.
+//
+//   flowio::File file = flowio::File::open(MPI_COMM_WORLD, "out.dat",
+//                                          flowio::Mode::create | flowio::Mode::wronly);
+//   file.set_view(rank * 8, MPI_DOUBLE, filetype);
+//   flowio::Future<std::size_t> done = file.iwrite_at(0, data, n, MPI_DOUBLE);
+//   compute();          // the write proceeds meanwhile
+//   done.get();         // rethrows an I/O error, if any
+//   file.close();
+//
+// Threads: a File may be used from one thread at a time (like an MPI file
+// handle); the Futures it returns may be waited on from any thread.
+// Collective calls (open, close, set_view, sync, set_size, preallocate) must
+// be made by every process of the communicator, in the same order.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "flowio/future.h"
+#include "flowio/hints.h"
+
+namespace flowio {
+
+// Access modes, combined with |: exactly one of rdonly, wronly, rdwr, plus
+// any of the others, as MPI_MODE_* defines them.
+enum class Mode : unsigned {
+  rdonly = 1u << 0,
+  wronly = 1u << 1,
+  rdwr = 1u << 2,
+  create = 1u << 3,
+  excl = 1u << 4,            // with create: fail if the file exists
+  append = 1u << 5,          // file pointers start at end of file
+  delete_on_close = 1u << 6, // the file is removed at close
+};
+
+constexpr Mode operator|(Mode a, Mode b) {
+  return static_cast<Mode>(static_cast<unsigned>(a) | static_cast<unsigned>(b));
+}
+constexpr bool has(Mode set, Mode flag) {
+  return (static_cast<unsigned>(set) & static_cast<unsigned>(flag)) != 0;
+}
+
+// Where seek() counts from.
+enum class Whence { set, current, end };
+
+class File {
+ public:
+  // Collective over `comm`: opens (or creates) `path` on every process.
+  // Throws UsageError for a bad mode and IoError when the file cannot be
+  // opened on any process (then it throws on every process). Requires MPI
+  // initialized with MPI_THREAD_MULTIPLE.
+  static File open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& hints = {});
+
+  File() noexcept;
+  File(File&&) noexcept;
+  File& operator=(File&&) noexcept;
+  File(const File&) = delete;
+  File& operator=(const File&) = delete;
+  // A file still open is closed locally (its operations waited for, no
+  // collective step); call close() to close it properly.
+  ~File();
+
+  bool is_open() const noexcept;
+
+  // Collective. Waits for this process's outstanding operations, closes,
+  // and removes the file if it was opened with delete_on_close.
+  void close();
+
+  // Collective. Sets the view: `displacement` bytes from the file's start,
+  // then `filetype` tiled without end; offsets count `etype`s. Resets the
+  // file pointer to 0. Throws UsageError on every process when the view is
+  // invalid on any (see MPI 4.0, 14.3).
+  void set_view(MPI_Offset displacement, MPI_Datatype etype, MPI_Datatype filetype,
+                const Hints& hints = {});
+
+  // Independent, nonblocking data access. `buffer` holds `count` copies of
+  // `datatype` and is borrowed until the returned Future is ready. The
+  // Future's value is the number of bytes transferred: for reads, less than
+  // asked when the file ends. Offsets count etypes of the view. The forms
+  // without an offset use and advance the individual file pointer (at the
+  // call, by the amount asked). Bad arguments throw UsageError at the call;
+  // I/O failures arrive through the Future.
+  Future<std::size_t> iwrite_at(MPI_Offset offset, const void* buffer, MPI_Count count,
+                                MPI_Datatype datatype);
+  Future<std::size_t> iread_at(MPI_Offset offset, void* buffer, MPI_Count count,
+                               MPI_Datatype datatype);
+  Future<std::size_t> iwrite(const void* buffer, MPI_Count count, MPI_Datatype datatype);
+  Future<std::size_t> iread(void* buffer, MPI_Count count, MPI_Datatype datatype);
+
+  // Blocking forms: the nonblocking call plus get().
+  std::size_t write_at(MPI_Offset offset, const void* buffer, MPI_Count count,
+                       MPI_Datatype datatype);
+  std::size_t read_at(MPI_Offset offset, void* buffer, MPI_Count count, MPI_Datatype datatype);
+  std::size_t write(const void* buffer, MPI_Count count, MPI_Datatype datatype);
+  std::size_t read(void* buffer, MPI_Count count, MPI_Datatype datatype);
+
+  // The individual file pointer, in etypes of the view.
+  void seek(MPI_Offset offset, Whence whence);
+  MPI_Offset position() const;
+  // File offset in bytes of view position `offset` (in etypes).
+  MPI_Offset byte_offset(MPI_Offset offset) const;
+
+  // Collective. Waits for this process's outstanding operations and makes
+  // every byte written by any process durable on storage.
+  void sync();
+  // Current file size in bytes.
+  MPI_Offset size() const;
+  // Collective. Truncates or extends the file to `bytes`.
+  void set_size(MPI_Offset bytes);
+  // Collective. Makes sure storage is allocated for the first `bytes`
+  // bytes; never shrinks the file.
+  void preallocate(MPI_Offset bytes);
+
+  // The hints in force (including defaults), and the access mode.
+  Hints hints() const;
+  Mode mode() const;
+  // The file's private communicator (a duplicate of the one given to open).
+  MPI_Comm communicator() const;
+  const std::string& path() const;
+
+ private:
+  struct Impl;
+  explicit File(std::unique_ptr<Impl> impl) noexcept;
+  Impl& impl() const;
+
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace flowio

@@ -1,0 +1,8 @@
+// flowio: asynchronous parallel file I/O for MPI programs. This header
+// brings in the whole public API.
+#pragma once
+
+#include "flowio/error.h"
+#include "flowio/file.h"
+#include "flowio/future.h"
+#include "flowio/hints.h"

@@ -1,0 +1,17 @@
+// Agreeing on the outcome of a collective step: if any rank failed, every
+// rank throws, so no rank goes on to wait in a collective the others left.
+#pragma once
+
+#include <mpi.h>
+
+#include <exception>
+
+namespace flowio::runtime {
+
+// Collective over `comm`. `local_failure` is this rank's exception, or
+// null. If no rank failed, returns. Otherwise the failing ranks rethrow
+// their own exception and the others throw an Error with the same code
+// and errno, naming the lowest failing rank and its message.
+void agree_on_outcome(MPI_Comm comm, std::exception_ptr local_failure, const char* operation);
+
+}  // namespace flowio::runtime

@@ -1,0 +1,49 @@
+// Engine: the worker threads that run flowio operations in the background.
+//
+// One Engine serves all files of a process; every open file holds a
+// reference, so the threads start with the first open and stop when the
+// last file closes (never at static destruction, after MPI_Finalize).
+// Workers are oneTBB threads: they sleep when there is no work.
+#pragma once
+
+#include <oneapi/tbb/task_arena.h>
+
+#include <condition_variable>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <mutex>
+
+namespace flowio::runtime {
+
+// Thread safety: submit() may be called from any thread.
+class Engine {
+ public:
+  // The process's engine, started on first use. Throws UsageError(unsupported)
+  // unless MPI is initialized with MPI_THREAD_MULTIPLE, which flowio needs
+  // because its threads call MPI and MPICH is thread-safe only at that level.
+  static std::shared_ptr<Engine> acquire();
+
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+  // Waits for every submitted task.
+  ~Engine();
+
+  // Runs `task` on a worker thread. The task must not throw: operations
+  // report failures through their promises.
+  void submit(std::function<void()> task);
+
+ private:
+  Engine();
+
+  tbb::task_arena arena_;
+  std::mutex mutex_;
+  std::condition_variable idle_;
+  std::size_t running_ = 0;  // tasks submitted and not yet finished
+};
+
+// Throws UsageError(unsupported) with advice unless MPI is initialized (and
+// not finalized) with MPI_THREAD_MULTIPLE.
+void require_thread_multiple();
+
+}  // namespace flowio::runtime

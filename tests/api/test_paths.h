@@ -1,0 +1,22 @@
+// Where multi-rank tests put their files: $TEST_TMPDIR (Bazel) or $TMPDIR,
+// with the same name on every rank.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdlib>
+#include <string>
+
+namespace flowio::testing {
+
+// A path under the test's scratch directory, agreed by all ranks of `comm`.
+inline std::string scratch_path(MPI_Comm comm, const std::string& name) {
+  const char* directory = std::getenv("TEST_TMPDIR");
+  if (directory == nullptr) directory = std::getenv("TMPDIR");
+  if (directory == nullptr) directory = "/tmp";
+  int size = 0;
+  MPI_Comm_size(comm, &size);
+  return std::string(directory) + "/" + name + "." + std::to_string(size) + "ranks";
+}
+
+}  // namespace flowio::testing
