@@ -335,6 +335,9 @@ void File::set_size(MPI_Offset bytes) {
   if (bytes < 0) throw UsageError(ErrorCode::invalid_argument, "set_size: negative size");
   if (has(file.mode, Mode::rdonly)) throw UsageError(ErrorCode::read_only, "set_size: read-only file");
   file.wait_idle();
+  // Every process has finished what it did before the call: none of it can
+  // see the size change early.
+  check_mpi(MPI_Barrier(file.comm), "MPI_Barrier");
   std::exception_ptr failure;
   if (file.rank == 0) {
     try {
@@ -353,6 +356,9 @@ void File::preallocate(MPI_Offset bytes) {
     throw UsageError(ErrorCode::read_only, "preallocate: read-only file");
   }
   file.wait_idle();
+  // Every process has finished what it did before the call: none of it can
+  // see the size change early.
+  check_mpi(MPI_Barrier(file.comm), "MPI_Barrier");
   std::exception_ptr failure;
   if (file.rank == 0) {
     try {

@@ -2,11 +2,12 @@
 
 load("@rules_cc//cc:defs.bzl", "cc_binary")
 
-def mpi_test(name, srcs, deps = [], ranks = [1, 2, 4], args = [], size = "medium", tags = []):
+def mpi_test(name, srcs, deps = [], ranks = [1, 2, 4], args = [], env_by_ranks = {}, size = "medium", tags = []):
     """Builds `name`_bin and a test `name`_<N>ranks for each N in `ranks`.
 
     Every test runs the same binary under mpiexec with N ranks; the job
-    fails when any rank fails.
+    fails when any rank fails. env_by_ranks maps a rank count to extra
+    environment variables for that test.
     """
     cc_binary(
         name = name + "_bin",
@@ -23,6 +24,7 @@ def mpi_test(name, srcs, deps = [], ranks = [1, 2, 4], args = [], size = "medium
                 ":" + name + "_bin",
                 "//tests/support:lsan_suppressions.txt",
             ],
+            env = env_by_ranks.get(n, {}),
             size = size,
             tags = tags + ["mpi"],
         )

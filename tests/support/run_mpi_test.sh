@@ -1,7 +1,7 @@
 #!/bin/bash
 # Runs a test binary under mpiexec: run_mpi_test.sh RANKS BINARY [ARGS...].
 # Under --config=asan it passes the leak suppressions MPICH needs to every
-# rank. The binary writes its files under $TEST_TMPDIR.
+# rank. The binary runs in $TEST_TMPDIR, where it writes its files.
 set -euo pipefail
 ranks=$1
 shift
@@ -14,5 +14,8 @@ if [ "${FLOWIO_SANITIZER:-}" = asan ]; then
   env_args+=(-genv ASAN_OPTIONS "detect_leaks=1:abort_on_error=1")
   env_args+=(-genv UBSAN_OPTIONS "print_stacktrace=1:halt_on_error=1")
 fi
+# Run from the scratch directory, so that relative paths land there.
+binary=$(realpath "$binary")
 export TMPDIR="${TEST_TMPDIR:-${TMPDIR:-/tmp}}"
+cd "$TMPDIR"
 exec mpiexec -n "$ranks" "${env_args[@]}" "$binary" "$@"

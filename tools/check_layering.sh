@@ -1,0 +1,60 @@
+#!/bin/bash
+# Fails if a lower layer depends on a higher one. The order, lowest first:
+#   core:     //runtime/core, //api:vocabulary (errors, futures)
+#   services: //io, //exchange, //sync
+#   runtime:  //runtime (the engine and plans)
+#   api:      //api (everything but :vocabulary)
+# Each layer may depend on its own and lower layers only; services may not
+# depend on each other. Asks Bazel for the real dependency graph.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+layer_of() {
+  case "$1" in
+    //runtime/core*|//api:vocabulary) echo 0 ;;
+    //io*|//exchange*|//sync*) echo 1 ;;
+    //runtime*) echo 2 ;;
+    //api*) echo 3 ;;
+    *) echo -1 ;;
+  esac
+}
+
+service_of() {
+  case "$1" in
+    //io*) echo io ;;
+    //exchange*) echo exchange ;;
+    //sync*) echo sync ;;
+    *) echo "" ;;
+  esac
+}
+
+# Only the folders that hold Bazel packages yet.
+patterns=()
+for folder in runtime io exchange sync api; do
+  [ -f "$folder/BUILD" ] && patterns+=("//$folder/...")
+done
+universe=$(IFS=+; echo "${patterns[*]}")
+
+failures=0
+checked=0
+for target in $(bazel query --noshow_progress "kind('cc_library', $universe)"); do
+  from=$(layer_of "$target")
+  for dependency in $(bazel query --noshow_progress "kind('cc_library', deps($target, 1)) - $target" | grep '^//' || true); do
+    to=$(layer_of "$dependency")
+    checked=$((checked + 1))
+    [ "$to" -lt 0 ] && continue
+    if [ "$to" -gt "$from" ]; then
+      echo "layering: $target (layer $from) depends on higher layer $dependency (layer $to)" >&2
+      failures=$((failures + 1))
+    fi
+    if [ "$from" -eq 1 ] && [ "$to" -eq 1 ] && [ "$(service_of "$target")" != "$(service_of "$dependency")" ]; then
+      echo "layering: service $target depends on another service $dependency" >&2
+      failures=$((failures + 1))
+    fi
+  done
+done
+if [ "$failures" -gt 0 ]; then
+  echo "layering: $failures violation(s)" >&2
+  exit 1
+fi
+echo "layering: $checked dependency edges checked, no violations"
