@@ -308,6 +308,18 @@ class RequestSet {
   bool built_ = false;
 };
 
+// Writes the set's pattern through `backend` and checks the file, then reads
+// it back into untouched memory and checks every byte and count.
+inline void write_then_read_back(StorageBackend& backend, ScratchFile& file, RequestSet& set) {
+  set.fill_with_pattern();
+  backend.write(file.fd(), set.requests());
+  CHECK(set.check_file(file.fd()) == "");
+  set.fill_untouched();
+  std::vector<std::size_t> bytes_read(set.size(), 0);
+  backend.read(file.fd(), set.requests(), bytes_read);
+  CHECK(set.check_read(bytes_read, file.descriptor().size()) == "");
+}
+
 // Runs `body(StorageBackend&)` over the POSIX backend and, where this kernel
 // allows it, the io_uring backend; failures name the backend.
 template <class Body>

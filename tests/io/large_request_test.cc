@@ -18,14 +18,7 @@ TEST_CASE("Io.LargeRequest.SingleIovec") {
     ScratchFile file(std::string("large-single-") + backend.name());
     RequestSet set;
     set.add(4096, {64 * mebibyte});
-    set.fill_with_pattern();
-    backend.write(file.fd(), set.requests());
-    CHECK(set.check_file(file.fd()) == "");
-
-    set.fill_untouched();
-    std::vector<std::size_t> bytes_read(set.size(), 0);
-    backend.read(file.fd(), set.requests(), bytes_read);
-    CHECK(set.check_read(bytes_read, file.descriptor().size()) == "");
+    write_then_read_back(backend, file, set);
   });
 }
 
@@ -40,14 +33,7 @@ TEST_CASE("Io.LargeRequest.ManyIovecsNextToSmallRequests") {
     pieces.back() += 3;
     set.add(100, pieces);
     set.add(100 + 64 * static_cast<std::int64_t>(mebibyte), {7, 9});
-    set.fill_with_pattern();
-    backend.write(file.fd(), set.requests());
-    CHECK(set.check_file(file.fd()) == "");
-
-    set.fill_untouched();
-    std::vector<std::size_t> bytes_read(set.size(), 0);
-    backend.read(file.fd(), set.requests(), bytes_read);
-    CHECK(set.check_read(bytes_read, file.descriptor().size()) == "");
+    write_then_read_back(backend, file, set);
   });
 }
 

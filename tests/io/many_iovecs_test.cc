@@ -25,14 +25,7 @@ TEST_CASE("Io.ManyIovecs.MoreThanIovMax") {
       set.add(offset, std::move(pieces));
       offset += static_cast<std::int64_t>(bytes) + 1000;
     }
-    set.fill_with_pattern();
-    backend.write(file.fd(), set.requests());
-    CHECK(set.check_file(file.fd()) == "");
-
-    set.fill_untouched();
-    std::vector<std::size_t> bytes_read(set.size(), 0);
-    backend.read(file.fd(), set.requests(), bytes_read);
-    CHECK(set.check_read(bytes_read, file.descriptor().size()) == "");
+    write_then_read_back(backend, file, set);
   });
 }
 
@@ -51,14 +44,7 @@ TEST_CASE("Io.ManyIovecs.ManyRequestsOfManyIovecs") {
       set.add(offset, std::move(pieces));
       offset += static_cast<std::int64_t>(bytes) + static_cast<std::int64_t>(random() % 64);
     }
-    set.fill_with_pattern();
-    backend.write(file.fd(), set.requests());
-    CHECK(set.check_file(file.fd()) == "");
-
-    set.fill_untouched();
-    std::vector<std::size_t> bytes_read(set.size(), 0);
-    backend.read(file.fd(), set.requests(), bytes_read);
-    CHECK(set.check_read(bytes_read, file.descriptor().size()) == "");
+    write_then_read_back(backend, file, set);
   });
 }
 

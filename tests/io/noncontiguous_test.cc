@@ -36,14 +36,7 @@ TEST_CASE("Io.Noncontiguous.WriteThenRead") {
   for_each_backend([](StorageBackend& backend) {
     ScratchFile file(std::string("noncontiguous-") + backend.name());
     RequestSet set = scattered_ranges(12345, 200);
-    set.fill_with_pattern();
-    backend.write(file.fd(), set.requests());
-    CHECK(set.check_file(file.fd()) == "");
-
-    set.fill_untouched();
-    std::vector<std::size_t> bytes_read(set.size(), 0);
-    backend.read(file.fd(), set.requests(), bytes_read);
-    CHECK(set.check_read(bytes_read, file.descriptor().size()) == "");
+    write_then_read_back(backend, file, set);
   });
 }
 

@@ -25,14 +25,7 @@ TEST_CASE("Io.RingDepth.MoreRequestsThanDepth") {
       for (std::size_t length : pieces) offset += static_cast<std::int64_t>(length);
       offset += static_cast<std::int64_t>(random() % 100);
     }
-    set.fill_with_pattern();
-    backend.write(file.fd(), set.requests());
-    CHECK(set.check_file(file.fd()) == "");
-
-    set.fill_untouched();
-    std::vector<std::size_t> bytes_read(set.size(), 0);
-    backend.read(file.fd(), set.requests(), bytes_read);
-    CHECK(set.check_read(bytes_read, file.descriptor().size()) == "");
+    write_then_read_back(backend, file, set);
   });
 }
 
