@@ -8,8 +8,8 @@
 namespace flowio {
 namespace {
 
-std::string describe(ErrorCode code, const std::string& message, int system_errno,
-                     int mpi_code, const std::source_location& where) {
+std::string describe(ErrorCode code, const std::string& message, int system_errno, int mpi_code,
+                     const std::source_location& where) {
   std::string text = message + " [" + to_string(code);
   if (system_errno != 0) {
     text += "; errno " + std::to_string(system_errno) + " (" + std::strerror(system_errno) + ")";
@@ -30,19 +30,32 @@ std::string describe(ErrorCode code, const std::string& message, int system_errn
 
 const char* to_string(ErrorCode code) noexcept {
   switch (code) {
-    case ErrorCode::invalid_argument: return "invalid_argument";
-    case ErrorCode::invalid_count: return "invalid_count";
-    case ErrorCode::invalid_datatype: return "invalid_datatype";
-    case ErrorCode::invalid_access_mode: return "invalid_access_mode";
-    case ErrorCode::read_only: return "read_only";
-    case ErrorCode::file_closed: return "file_closed";
-    case ErrorCode::no_such_file: return "no_such_file";
-    case ErrorCode::file_exists: return "file_exists";
-    case ErrorCode::access_denied: return "access_denied";
-    case ErrorCode::no_space: return "no_space";
-    case ErrorCode::io: return "io";
-    case ErrorCode::unsupported: return "unsupported";
-    case ErrorCode::mpi: return "mpi";
+    case ErrorCode::invalid_argument:
+      return "invalid_argument";
+    case ErrorCode::invalid_count:
+      return "invalid_count";
+    case ErrorCode::invalid_datatype:
+      return "invalid_datatype";
+    case ErrorCode::invalid_access_mode:
+      return "invalid_access_mode";
+    case ErrorCode::read_only:
+      return "read_only";
+    case ErrorCode::file_closed:
+      return "file_closed";
+    case ErrorCode::no_such_file:
+      return "no_such_file";
+    case ErrorCode::file_exists:
+      return "file_exists";
+    case ErrorCode::access_denied:
+      return "access_denied";
+    case ErrorCode::no_space:
+      return "no_space";
+    case ErrorCode::io:
+      return "io";
+    case ErrorCode::unsupported:
+      return "unsupported";
+    case ErrorCode::mpi:
+      return "mpi";
   }
   return "unknown";
 }
@@ -58,13 +71,18 @@ Error::Error(ErrorCode code, const std::string& message, int system_errno, int m
 ErrorCode error_code_for_errno(int system_errno) noexcept {
   switch (system_errno) {
     case ENOSPC:
-    case EDQUOT: return ErrorCode::no_space;
-    case ENOENT: return ErrorCode::no_such_file;
-    case EEXIST: return ErrorCode::file_exists;
+    case EDQUOT:
+      return ErrorCode::no_space;
+    case ENOENT:
+      return ErrorCode::no_such_file;
+    case EEXIST:
+      return ErrorCode::file_exists;
     case EACCES:
     case EPERM:
-    case EROFS: return ErrorCode::access_denied;
-    default: return ErrorCode::io;
+    case EROFS:
+      return ErrorCode::access_denied;
+    default:
+      return ErrorCode::io;
   }
 }
 

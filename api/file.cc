@@ -21,8 +21,8 @@ namespace flowio {
 namespace {
 
 void validate_mode(Mode mode) {
-  const int exclusive_choices = (has(mode, Mode::rdonly) ? 1 : 0) + (has(mode, Mode::wronly) ? 1 : 0) +
-                                (has(mode, Mode::rdwr) ? 1 : 0);
+  const int exclusive_choices = (has(mode, Mode::rdonly) ? 1 : 0) +
+                                (has(mode, Mode::wronly) ? 1 : 0) + (has(mode, Mode::rdwr) ? 1 : 0);
   if (exclusive_choices != 1) {
     throw UsageError(ErrorCode::invalid_access_mode,
                      "open: give exactly one of Mode::rdonly, Mode::wronly, Mode::rdwr");
@@ -124,9 +124,9 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
   std::exception_ptr failure;
   try {
     const auto requested = hints.find("flowio_io_backend");
-    impl->backend = io::make_storage_backend(
-        requested == hints.end() ? io::BackendKind::automatic
-                                 : io::parse_backend_kind(requested->second));
+    impl->backend = io::make_storage_backend(requested == hints.end()
+                                                 ? io::BackendKind::automatic
+                                                 : io::parse_backend_kind(requested->second));
     impl->hints["flowio_io_backend"] = impl->backend->name();
   } catch (...) {
     failure = std::current_exception();
@@ -192,9 +192,8 @@ void File::set_view(MPI_Offset displacement, MPI_Datatype etype, MPI_Datatype fi
   }
 }
 
-Future<std::size_t> File::Impl::start_transfer(bool writing, MPI_Offset offset,
-                                               const void* buffer, MPI_Count count,
-                                               MPI_Datatype datatype) {
+Future<std::size_t> File::Impl::start_transfer(bool writing, MPI_Offset offset, const void* buffer,
+                                               MPI_Count count, MPI_Datatype datatype) {
   const char* operation = writing ? "write" : "read";
   if (writing && has(mode, Mode::rdonly)) {
     throw UsageError(ErrorCode::read_only, std::string(operation) + ": the file is read-only");
@@ -202,7 +201,8 @@ Future<std::size_t> File::Impl::start_transfer(bool writing, MPI_Offset offset,
   if (!writing && has(mode, Mode::wronly)) {
     throw UsageError(ErrorCode::access_denied, std::string(operation) + ": the file is write-only");
   }
-  if (count < 0) throw UsageError(ErrorCode::invalid_count, std::string(operation) + ": negative count");
+  if (count < 0)
+    throw UsageError(ErrorCode::invalid_count, std::string(operation) + ": negative count");
   if (offset < 0) {
     throw UsageError(ErrorCode::invalid_argument, std::string(operation) + ": negative offset");
   }
@@ -225,20 +225,20 @@ Future<std::size_t> File::Impl::start_transfer(bool writing, MPI_Offset offset,
   auto promise = std::make_shared<Promise<std::size_t>>();
   Future<std::size_t> future = promise->get_future();
   begin_operation();
-  engine->submit([this, writing, stream_position, buffer, count, memory_type, promise,
-                  view = view]() {
-    try {
-      const io::MemoryLayout memory{memory_type.get(), count,
-                                    reinterpret_cast<std::int64_t>(buffer)};
-      const std::int64_t moved =
-          writing ? io::write_to_view(*backend, fd.get(), *view, stream_position, memory)
-                  : io::read_from_view(*backend, fd.get(), *view, stream_position, memory);
-      promise->set_value(static_cast<std::size_t>(moved));
-    } catch (...) {
-      promise->set_exception(std::current_exception());
-    }
-    end_operation();
-  });
+  engine->submit(
+      [this, writing, stream_position, buffer, count, memory_type, promise, view = view]() {
+        try {
+          const io::MemoryLayout memory{memory_type.get(), count,
+                                        reinterpret_cast<std::int64_t>(buffer)};
+          const std::int64_t moved =
+              writing ? io::write_to_view(*backend, fd.get(), *view, stream_position, memory)
+                      : io::read_from_view(*backend, fd.get(), *view, stream_position, memory);
+          promise->set_value(static_cast<std::size_t>(moved));
+        } catch (...) {
+          promise->set_exception(std::current_exception());
+        }
+        end_operation();
+      });
   return future;
 }
 
@@ -282,8 +282,7 @@ std::size_t File::write_at(MPI_Offset offset, const void* buffer, MPI_Count coun
   return iwrite_at(offset, buffer, count, datatype).get();
 }
 
-std::size_t File::read_at(MPI_Offset offset, void* buffer, MPI_Count count,
-                          MPI_Datatype datatype) {
+std::size_t File::read_at(MPI_Offset offset, void* buffer, MPI_Count count, MPI_Datatype datatype) {
   return iread_at(offset, buffer, count, datatype).get();
 }
 
@@ -333,7 +332,8 @@ MPI_Offset File::size() const { return impl().fd.size(); }
 void File::set_size(MPI_Offset bytes) {
   Impl& file = impl();
   if (bytes < 0) throw UsageError(ErrorCode::invalid_argument, "set_size: negative size");
-  if (has(file.mode, Mode::rdonly)) throw UsageError(ErrorCode::read_only, "set_size: read-only file");
+  if (has(file.mode, Mode::rdonly))
+    throw UsageError(ErrorCode::read_only, "set_size: read-only file");
   file.wait_idle();
   // Every process has finished what it did before the call: none of it can
   // see the size change early.

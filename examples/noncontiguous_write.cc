@@ -54,8 +54,8 @@ int main(int argc, char** argv) {
       }
     }
 
-    flowio::File file = flowio::File::open(MPI_COMM_WORLD, path,
-                                           flowio::Mode::create | flowio::Mode::rdwr);
+    flowio::File file =
+        flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::rdwr);
     file.set_view(0, MPI_DOUBLE, share);
     const auto start = std::chrono::steady_clock::now();
     flowio::Future<std::size_t> written =
@@ -79,16 +79,18 @@ int main(int argc, char** argv) {
 
     long total_wrong = 0;
     MPI_Reduce(&wrong, &total_wrong, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
-    std::printf("rank %d: wrote %zu bytes in %.2f ms (computed %.3g meanwhile), read %zu bytes back, "
-                "%ld wrong\n",
-                rank, bytes_written, write_seconds * 1e3, busy, bytes_read, wrong);
+    std::printf(
+        "rank %d: wrote %zu bytes in %.2f ms (computed %.3g meanwhile), read %zu bytes back, "
+        "%ld wrong\n",
+        rank, bytes_written, write_seconds * 1e3, busy, bytes_read, wrong);
     std::fflush(stdout);
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
-      std::printf("flowio example: %d ranks wrote a %d x %d array of doubles as block-cyclic "
-                  "shares to %s (%lld bytes, %s backend); read back: %s\n",
-                  ranks, kRows, kColumns, path.c_str(), static_cast<long long>(file_size),
-                  backend.c_str(), total_wrong == 0 ? "all values correct" : "MISMATCHES");
+      std::printf(
+          "flowio example: %d ranks wrote a %d x %d array of doubles as block-cyclic "
+          "shares to %s (%lld bytes, %s backend); read back: %s\n",
+          ranks, kRows, kColumns, path.c_str(), static_cast<long long>(file_size), backend.c_str(),
+          total_wrong == 0 ? "all values correct" : "MISMATCHES");
     }
     status = total_wrong == 0 && file_size == kRows * kColumns * 8 ? 0 : 1;
     MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);

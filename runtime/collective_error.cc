@@ -37,10 +37,10 @@ void agree_on_outcome(MPI_Comm comm, std::exception_ptr local_failure, const cha
   message.resize(static_cast<std::size_t>(length));
   check_mpi(MPI_Bcast(message.data(), length, MPI_CHAR, first_failed, comm), "MPI_Bcast");
   if (local_failure) std::rethrow_exception(local_failure);
-  throw Error(static_cast<ErrorCode>(facts[0]),
-              std::string(operation) + " failed on rank " + std::to_string(first_failed) + ": " +
-                  message,
-              facts[1], facts[2], std::source_location::current());
+  throw Error(
+      static_cast<ErrorCode>(facts[0]),
+      std::string(operation) + " failed on rank " + std::to_string(first_failed) + ": " + message,
+      facts[1], facts[2], std::source_location::current());
 }
 
 }  // namespace flowio::runtime

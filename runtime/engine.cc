@@ -13,7 +13,8 @@ void require_thread_multiple() {
   MPI_Initialized(&initialized);
   MPI_Finalized(&finalized);
   if (!initialized || finalized) {
-    throw UsageError(ErrorCode::unsupported, "flowio needs MPI to be initialized (and not finalized)");
+    throw UsageError(ErrorCode::unsupported,
+                     "flowio needs MPI to be initialized (and not finalized)");
   }
   int provided = MPI_THREAD_SINGLE;
   check_mpi(MPI_Query_thread(&provided), "MPI_Query_thread");

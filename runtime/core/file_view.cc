@@ -43,8 +43,9 @@ FileView::FileView(std::int64_t displacement, MPI_Datatype etype, MPI_Datatype f
   if (filetype_.size() == 0) return;
   if (filetype_.true_lb() < 0) bad_view("the filetype has negative displacements");
   if (!filetype_.root().monotone) {
-    bad_view("the filetype's displacements decrease or overlap (MPI requires them "
-             "monotonically nondecreasing and not overlapping)");
+    bad_view(
+        "the filetype's displacements decrease or overlap (MPI requires them "
+        "monotonically nondecreasing and not overlapping)");
   }
   if (!filetype_.tiles_monotonically()) {
     bad_view("the filetype's extent " + std::to_string(filetype_.extent()) +
@@ -71,7 +72,8 @@ std::int64_t FileView::stream_bytes_before(std::int64_t file_offset) const {
   if (filetype_.size() == 0 || relative <= filetype_.true_lb()) return 0;
   std::int64_t tile = 0;
   if (filetype_.extent() > 0) tile = (relative - filetype_.true_lb()) / filetype_.extent();
-  return tile * filetype_.size() + bytes_before(filetype_.root(), relative - tile * filetype_.extent());
+  return tile * filetype_.size() +
+         bytes_before(filetype_.root(), relative - tile * filetype_.extent());
 }
 
 }  // namespace flowio::core

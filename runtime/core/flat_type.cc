@@ -107,13 +107,15 @@ void compute_summary(FlatNode& node) {
     stream = checked_add(stream, checked_multiply(block.count, child.size));
     node.block_stream_end[i] = stream;
     const std::int64_t reach = checked_multiply(block.count - 1, block.stride);
-    const std::int64_t block_low = block.displacement + child.true_lb + std::min<std::int64_t>(0, reach);
-    const std::int64_t block_high = block.displacement + child.true_ub + std::max<std::int64_t>(0, reach);
+    const std::int64_t block_low =
+        block.displacement + child.true_lb + std::min<std::int64_t>(0, reach);
+    const std::int64_t block_high =
+        block.displacement + child.true_ub + std::max<std::int64_t>(0, reach);
     monotone = monotone && child.monotone && (block.count == 1 || block.stride >= span(child));
     if (i > 0) {
       const FlatBlock& previous = node.blocks[i - 1];
-      const std::int64_t previous_end = previous.displacement + previous.child->true_ub +
-                                        (previous.count - 1) * previous.stride;
+      const std::int64_t previous_end =
+          previous.displacement + previous.child->true_ub + (previous.count - 1) * previous.stride;
       monotone = monotone && block.displacement + child.true_lb >= previous_end;
     }
     low = std::min(low, block_low);
@@ -176,7 +178,8 @@ std::int64_t bytes_before(const FlatNode& node, std::int64_t address) {
   if (address >= node.true_ub) return node.size;
   if (node.is_run()) return address;
   std::int64_t copy = 0;
-  if (node.repeat > 1) copy = std::min(node.repeat - 1, (address - node.true_lb) / node.repeat_stride);
+  if (node.repeat > 1)
+    copy = std::min(node.repeat - 1, (address - node.true_lb) / node.repeat_stride);
   const std::int64_t in_copy = address - copy * node.repeat_stride;
   std::int64_t bytes = copy * node.bytes_per_repeat();
   // Blocks are in address order (the node is monotone): find the last one
@@ -302,11 +305,11 @@ class Flattener {
       case MPI_COMBINER_HVECTOR:
       case MPI_COMBINER_HVECTOR_INTEGER: {
         const std::int64_t element = extent_of(types[0]);
-        const std::int64_t stride = combiner == MPI_COMBINER_VECTOR
-                                        ? checked_multiply(ints[2], element)
-                                        : static_cast<std::int64_t>(
-                                              combiner == MPI_COMBINER_HVECTOR ? addresses[0]
-                                                                               : ints[2]);
+        const std::int64_t stride =
+            combiner == MPI_COMBINER_VECTOR
+                ? checked_multiply(ints[2], element)
+                : static_cast<std::int64_t>(combiner == MPI_COMBINER_HVECTOR ? addresses[0]
+                                                                             : ints[2]);
         if (ints[0] < 0) bad_type("vector with a negative count");
         return make_blocks({{0, ints[1], element, node(types[0])}}, ints[0], stride);
       }
@@ -376,12 +379,12 @@ class Flattener {
     if (size == extent) return make_run(size);
     const std::int64_t index_bytes = sizeof(int);
     const std::int64_t value_bytes = size - index_bytes;
-    const std::int64_t index_offset =
-        (value_bytes + index_bytes - 1) / index_bytes * index_bytes;
+    const std::int64_t index_offset = (value_bytes + index_bytes - 1) / index_bytes * index_bytes;
     if (value_bytes <= 0 || index_offset + index_bytes > extent) {
       bad_type("named type with an unknown layout");
     }
-    return make_blocks({{0, 1, 0, make_run(value_bytes)}, {index_offset, 1, 0, make_run(index_bytes)}});
+    return make_blocks(
+        {{0, 1, 0, make_run(value_bytes)}, {index_offset, 1, 0, make_run(index_bytes)}});
   }
 
   // A subarray: for each dimension, from the slowest varying to the
@@ -397,7 +400,8 @@ class Flattener {
     std::int64_t row_bytes = extent_of(old_type);
     for (int step = 0; step < dimensions; ++step) {
       const int d = c_order ? dimensions - 1 - step : step;
-      inner = make_blocks({{checked_multiply(starts[d], row_bytes), subsizes[d], row_bytes, inner}});
+      inner =
+          make_blocks({{checked_multiply(starts[d], row_bytes), subsizes[d], row_bytes, inner}});
       row_bytes = checked_multiply(row_bytes, sizes[d]);
     }
     return inner;

@@ -35,7 +35,7 @@ struct FlatBlock {
 // empty) or `repeat` copies, the r-th at r * repeat_stride, of the block
 // list. Nodes never hold empty blocks (count 0 or size 0).
 struct FlatNode {
-  std::int64_t size = 0;  // data bytes in one copy of the node
+  std::int64_t size = 0;     // data bytes in one copy of the node
   std::int64_t true_lb = 0;  // lowest data address (0 when size is 0)
   std::int64_t true_ub = 0;  // one past the highest data address
   // True when the pieces never decrease in address and never overlap, which
@@ -50,9 +50,7 @@ struct FlatNode {
 
   bool is_run() const { return blocks.empty(); }
   // Data bytes of one repeat (all blocks once).
-  std::int64_t bytes_per_repeat() const {
-    return blocks.empty() ? size : block_stream_end.back();
-  }
+  std::int64_t bytes_per_repeat() const { return blocks.empty() ? size : block_stream_end.back(); }
 };
 
 // Builders used by flatten(); they normalize as they go (drop empty blocks,

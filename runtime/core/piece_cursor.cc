@@ -54,10 +54,10 @@ void PieceCursor::descend(const FlatNode* node, std::int64_t address, std::int64
     stream_offset -= repeat_index * per_repeat;
     std::size_t block_index = 0;
     if (stream_offset > 0 && node->blocks.size() > 1) {
-      block_index = static_cast<std::size_t>(
-          std::upper_bound(node->block_stream_end.begin(), node->block_stream_end.end(),
-                           stream_offset) -
-          node->block_stream_end.begin());
+      block_index =
+          static_cast<std::size_t>(std::upper_bound(node->block_stream_end.begin(),
+                                                    node->block_stream_end.end(), stream_offset) -
+                                   node->block_stream_end.begin());
       if (block_index > 0) stream_offset -= node->block_stream_end[block_index - 1];
     }
     const FlatBlock& block = node->blocks[block_index];

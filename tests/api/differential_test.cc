@@ -50,7 +50,8 @@ struct TypedBuffer {
     const flowio::core::FlatType flat = flowio::core::flatten(type);
     const std::int64_t reach = (count > 0 ? count - 1 : 0) * flat.extent();
     low = flat.true_lb() + std::min<std::int64_t>(0, reach);
-    const std::int64_t high = flat.true_lb() + flat.true_extent() + std::max<std::int64_t>(0, reach);
+    const std::int64_t high =
+        flat.true_lb() + flat.true_extent() + std::max<std::int64_t>(0, reach);
     bytes.assign(static_cast<std::size_t>(std::max<std::int64_t>(high - low, 0)) + 1, 0xA5);
   }
   unsigned char* origin() { return bytes.data() - low; }
@@ -84,7 +85,7 @@ void make_case(std::mt19937_64& rng, std::uint64_t case_seed, int rank, int rank
   do {
     if (base != MPI_DATATYPE_NULL) MPI_Type_free(&base);
     base = flowio::testing::random_datatype(rng, TypeShape::monotone, 2048, &base_text,
-                                                flowio::testing::Constructs::romio_file_view_safe);
+                                            flowio::testing::Constructs::romio_file_view_safe);
     MPI_Type_size_x(base, &size);
   } while (size == 0);
   const flowio::core::FlatType flat = flowio::core::flatten(base);
@@ -97,13 +98,13 @@ void make_case(std::mt19937_64& rng, std::uint64_t case_seed, int rank, int rank
   MPI_Type_commit(&tiled);
   c.filetype = tiled;
   // The same base on every rank, so that the ranks' tiles interleave.
-  c.displacement = static_cast<std::int64_t>(case_seed % 64) + static_cast<std::int64_t>(rank) * span;
+  c.displacement =
+      static_cast<std::int64_t>(case_seed % 64) + static_cast<std::int64_t>(rank) * span;
   (void)true_lb;
   (void)true_extent;
 
   std::string memory_text;
-  c.memory_type =
-      flowio::testing::random_datatype(rng, TypeShape::any_order, 2048, &memory_text);
+  c.memory_type = flowio::testing::random_datatype(rng, TypeShape::any_order, 2048, &memory_text);
   MPI_Count memory_size = 0;
   MPI_Type_size_x(c.memory_type, &memory_size);
   c.count = static_cast<int>(rng() % 4);
@@ -120,7 +121,8 @@ void make_case(std::mt19937_64& rng, std::uint64_t case_seed, int rank, int rank
   c.offset = static_cast<MPI_Offset>(rng() % static_cast<std::uint64_t>(3 * size / etype_size + 1));
   c.description = "filetype " + base_text + " | memory " + memory_text + " x" +
                   std::to_string(c.count) + " | etype " + std::to_string(etype_size) +
-                  " | offset " + std::to_string(c.offset) + " | disp " + std::to_string(c.displacement);
+                  " | offset " + std::to_string(c.offset) + " | disp " +
+                  std::to_string(c.displacement);
 }
 
 }  // namespace
@@ -177,8 +179,8 @@ TEST_CASE("Api.Differential.RandomIndependentAccess") {
     }
     MPI_Barrier(MPI_COMM_WORLD);
 
-    flowio::File file = flowio::File::open(MPI_COMM_WORLD, flowio_path,
-                                           flowio::Mode::create | flowio::Mode::rdwr);
+    flowio::File file =
+        flowio::File::open(MPI_COMM_WORLD, flowio_path, flowio::Mode::create | flowio::Mode::rdwr);
     file.set_view(c.displacement, c.etype, c.filetype);
     const std::size_t written = file.write_at(c.offset, data.origin(), c.count, c.memory_type);
     CHECK(written == static_cast<std::size_t>(stream_bytes));
@@ -188,8 +190,9 @@ TEST_CASE("Api.Differential.RandomIndependentAccess") {
     // memory type's order), through the same file view.
     std::vector<unsigned char> packed(static_cast<std::size_t>(stream_bytes) + 1);
     int packed_position = 0;
-    if (stream_bytes > 0) MPI_Pack(data.origin(), c.count, c.memory_type, packed.data(), static_cast<int>(packed.size()),
-             &packed_position, MPI_COMM_SELF);
+    if (stream_bytes > 0)
+      MPI_Pack(data.origin(), c.count, c.memory_type, packed.data(),
+               static_cast<int>(packed.size()), &packed_position, MPI_COMM_SELF);
     MPI_File reference;
     REQUIRE(MPI_File_open(MPI_COMM_WORLD, mpich_path.c_str(), MPI_MODE_RDWR, MPI_INFO_NULL,
                           &reference) == MPI_SUCCESS);
@@ -225,8 +228,9 @@ TEST_CASE("Api.Differential.RandomIndependentAccess") {
     MPI_File_close(&reference);
     packed_position = 0;
     // (MPICH 4.0.2 divides by zero unpacking zero bytes.)
-    if (stream_bytes > 0) MPI_Unpack(read_packed.data(), static_cast<int>(read_packed.size()), &packed_position,
-               by_mpich.origin(), c.count, c.memory_type, MPI_COMM_SELF);
+    if (stream_bytes > 0)
+      MPI_Unpack(read_packed.data(), static_cast<int>(read_packed.size()), &packed_position,
+                 by_mpich.origin(), c.count, c.memory_type, MPI_COMM_SELF);
     MPI_Count mpich_bytes = 0;
     MPI_Get_elements_x(&status, MPI_BYTE, &mpich_bytes);
     CHECK(read_bytes == static_cast<std::size_t>(stream_bytes));

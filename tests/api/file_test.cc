@@ -83,9 +83,9 @@ TEST_CASE("Api.File.InterleavedWriteAndRead") {
 // the rest of the buffer untouched.
 TEST_CASE("Api.File.ReadPastEndOfFile") {
   const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, "file_eof");
-  flowio::File file = flowio::File::open(MPI_COMM_WORLD, path,
-                                         flowio::Mode::create | flowio::Mode::rdwr |
-                                             flowio::Mode::delete_on_close);
+  flowio::File file =
+      flowio::File::open(MPI_COMM_WORLD, path,
+                         flowio::Mode::create | flowio::Mode::rdwr | flowio::Mode::delete_on_close);
   if (world_rank() == 0) {
     const char text[] = "0123456789";
     file.write_at(0, text, 10, MPI_CHAR);
@@ -123,10 +123,12 @@ TEST_CASE("Api.File.SizesAndAppend") {
 // Bad input is refused at the call with a typed error and the MPI-like code.
 TEST_CASE("Api.File.UsageErrors") {
   const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, "file_usage");
-  CHECK_THROWS_AS(flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::rdonly | flowio::Mode::rdwr),
-                  flowio::UsageError);
-  CHECK_THROWS_AS(flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::rdonly | flowio::Mode::create),
-                  flowio::UsageError);
+  CHECK_THROWS_AS(
+      flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::rdonly | flowio::Mode::rdwr),
+      flowio::UsageError);
+  CHECK_THROWS_AS(
+      flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::rdonly | flowio::Mode::create),
+      flowio::UsageError);
   flowio::File file =
       flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::wronly);
   int value = 7;
@@ -228,8 +230,9 @@ TEST_CASE("Api.Future.ThenPropagatesValuesAndErrors") {
   CHECK_FALSE(doubled.ready());
   promise.set_value(21);
   CHECK(doubled.get() == 42);
-  flowio::Future<void> failing = flowio::make_ready_future(1).then(
-      [](flowio::Future<int>) { throw flowio::UsageError(flowio::ErrorCode::invalid_argument, "x"); });
+  flowio::Future<void> failing = flowio::make_ready_future(1).then([](flowio::Future<int>) {
+    throw flowio::UsageError(flowio::ErrorCode::invalid_argument, "x");
+  });
   CHECK_THROWS_AS(failing.get(), flowio::UsageError);
   flowio::Future<int> broken;
   {

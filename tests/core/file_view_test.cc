@@ -79,8 +79,8 @@ TEST_CASE("Core.FileView.RandomRoundTrip") {
   std::mt19937_64 rng(7);
   for (int trial = 0; trial < 300; ++trial) {
     std::string description;
-    MPI_Datatype type = flowio::testing::random_datatype(
-        rng, flowio::testing::TypeShape::monotone, 2048, &description);
+    MPI_Datatype type = flowio::testing::random_datatype(rng, flowio::testing::TypeShape::monotone,
+                                                         2048, &description);
     CAPTURE(description);
     MPI_Count size = 0;
     MPI_Type_size_x(type, &size);

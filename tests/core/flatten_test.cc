@@ -27,7 +27,8 @@ std::vector<Piece> all_pieces(const FlatType& type, std::int64_t count, std::int
   PieceCursor cursor(type, count, origin, start);
   std::vector<Piece> pieces;
   Piece batch[7];
-  while (std::size_t n = cursor.next(batch, INT64_MAX)) pieces.insert(pieces.end(), batch, batch + n);
+  while (std::size_t n = cursor.next(batch, INT64_MAX))
+    pieces.insert(pieces.end(), batch, batch + n);
   return pieces;
 }
 
@@ -95,7 +96,8 @@ void check_against_mpi(MPI_Datatype type, int count, std::mt19937_64& rng,
 
   // Seeking: any window of the stream, from any start.
   for (int trial = 0; trial < 4 && stream > 0; ++trial) {
-    const std::int64_t start = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(stream));
+    const std::int64_t start =
+        static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(stream));
     const std::int64_t length =
         1 + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(stream - start));
     PieceCursor cursor(flat, count, origin_address, start);
@@ -139,9 +141,9 @@ MPI_Datatype committed(MPI_Datatype type) {
 // Every named type, including the value-index pairs with holes.
 TEST_CASE("Core.Flatten.NamedTypes") {
   std::mt19937_64 rng(1);
-  for (MPI_Datatype type : {MPI_BYTE, MPI_CHAR, MPI_INT, MPI_DOUBLE, MPI_LONG_DOUBLE, MPI_FLOAT_INT,
-                            MPI_DOUBLE_INT, MPI_LONG_INT, MPI_2INT, MPI_SHORT_INT,
-                            MPI_LONG_DOUBLE_INT, MPI_C_DOUBLE_COMPLEX}) {
+  for (MPI_Datatype type :
+       {MPI_BYTE, MPI_CHAR, MPI_INT, MPI_DOUBLE, MPI_LONG_DOUBLE, MPI_FLOAT_INT, MPI_DOUBLE_INT,
+        MPI_LONG_INT, MPI_2INT, MPI_SHORT_INT, MPI_LONG_DOUBLE_INT, MPI_C_DOUBLE_COMPLEX}) {
     check_against_mpi(type, 3, rng, "named");
   }
 }
@@ -218,8 +220,8 @@ TEST_CASE("Core.Flatten.SubarrayAndDarray") {
 TEST_CASE("Core.Flatten.RandomNestedTypes") {
   std::mt19937_64 rng(20261125);
   for (int trial = 0; trial < 1500; ++trial) {
-    const auto shape = trial % 2 ? flowio::testing::TypeShape::monotone
-                                 : flowio::testing::TypeShape::any_order;
+    const auto shape =
+        trial % 2 ? flowio::testing::TypeShape::monotone : flowio::testing::TypeShape::any_order;
     std::string description;
     MPI_Datatype type = flowio::testing::random_datatype(rng, shape, 4096, &description);
     check_against_mpi(type, 1 + static_cast<int>(rng() % 3), rng,

@@ -30,22 +30,33 @@ class Generator {
     if (depth == 0 || budget < 16 || pick(0, 5) == 0) return named(text);
     const int kind = pick(0, 11);
     switch (kind) {
-      case 0: return contiguous(depth, budget, text);
-      case 1: return vector(depth, budget, text, false);
-      case 2: return vector(depth, budget, text, true);
-      case 3: return indexed(depth, budget, text, 0);
-      case 4: return indexed(depth, budget, text, 1);
-      case 5: return indexed(depth, budget, text, 2);
-      case 6: return indexed(depth, budget, text, 3);
-      case 7: return structure(depth, budget, text);
-      case 8: return subarray(depth, budget, text);
+      case 0:
+        return contiguous(depth, budget, text);
+      case 1:
+        return vector(depth, budget, text, false);
+      case 2:
+        return vector(depth, budget, text, true);
+      case 3:
+        return indexed(depth, budget, text, 0);
+      case 4:
+        return indexed(depth, budget, text, 1);
+      case 5:
+        return indexed(depth, budget, text, 2);
+      case 6:
+        return indexed(depth, budget, text, 3);
+      case 7:
+        return structure(depth, budget, text);
+      case 8:
+        return subarray(depth, budget, text);
       case 9:
         // ROMIO places darrays nested in other constructors differently
         // from their typemap (seen with MPICH 4.0.2); at the top it agrees.
         if (romio_safe() && depth != kTopDepth) return subarray(depth, budget, text);
         return darray(depth, budget, text);
-      case 10: return resized(depth, budget, text);
-      default: return dup(depth, budget, text);
+      case 10:
+        return resized(depth, budget, text);
+      default:
+        return dup(depth, budget, text);
     }
   }
 
@@ -61,12 +72,12 @@ class Generator {
   }
 
   MPI_Datatype named(std::string& text) {
-    static const MPI_Datatype kinds[] = {MPI_BYTE, MPI_CHAR,  MPI_SHORT,      MPI_INT,
-                                         MPI_DOUBLE, MPI_FLOAT, MPI_DOUBLE_INT, MPI_SHORT_INT,
-                                         MPI_LONG_DOUBLE_INT, MPI_2INT};
-    static const char* names[] = {"BYTE",   "CHAR",  "SHORT",      "INT",
-                                  "DOUBLE", "FLOAT", "DOUBLE_INT", "SHORT_INT",
-                                  "LONG_DOUBLE_INT", "2INT"};
+    static const MPI_Datatype kinds[] = {
+        MPI_BYTE,       MPI_CHAR,      MPI_SHORT,           MPI_INT, MPI_DOUBLE, MPI_FLOAT,
+        MPI_DOUBLE_INT, MPI_SHORT_INT, MPI_LONG_DOUBLE_INT, MPI_2INT};
+    static const char* names[] = {
+        "BYTE",       "CHAR",      "SHORT",           "INT", "DOUBLE", "FLOAT",
+        "DOUBLE_INT", "SHORT_INT", "LONG_DOUBLE_INT", "2INT"};
     int index = pick(0, 9);
     if (romio_safe() && (index == 6 || index == 7 || index == 8)) index = 4;
     text = names[index];
@@ -93,7 +104,8 @@ class Generator {
   }
 
   std::int64_t copies(std::int64_t budget, const Bounds& bounds, int most) {
-    const std::int64_t affordable = std::max<std::int64_t>(1, budget / std::max<std::int64_t>(1, bounds.size));
+    const std::int64_t affordable =
+        std::max<std::int64_t>(1, budget / std::max<std::int64_t>(1, bounds.size));
     const bool empty = !romio_safe() && pick(0, 9) == 0;
     return empty ? 0 : std::min<std::int64_t>(pick(1, most), affordable);
   }
@@ -120,8 +132,8 @@ class Generator {
     if (any_order() && pick(0, 2) == 0) stride = -stride;
     MPI_Datatype type;
     if (in_bytes) {
-      const MPI_Aint byte_stride = static_cast<MPI_Aint>(stride) * bounds.extent +
-                                   (stride >= 0 ? 1 : -1) * pick(0, 5);
+      const MPI_Aint byte_stride =
+          static_cast<MPI_Aint>(stride) * bounds.extent + (stride >= 0 ? 1 : -1) * pick(0, 5);
       MPI_Type_create_hvector(count, blocklength, byte_stride, old, &type);
       text = "hvector(" + std::to_string(count) + "," + std::to_string(blocklength) + "," +
              std::to_string(byte_stride) + "," + inner + ")";
@@ -147,8 +159,9 @@ class Generator {
     std::int64_t cursor = pick(0, 3);
     const bool bytes = variant == 1 || variant == 3;
     for (int i = 0; i < count; ++i) {
-      lengths[i] = same_length ? shared_length
-                               : static_cast<int>(copies(budget / 2 / std::max(1, count), bounds, 3));
+      lengths[i] = same_length
+                       ? shared_length
+                       : static_cast<int>(copies(budget / 2 / std::max(1, count), bounds, 3));
       if (bytes) {
         starts[i] = cursor;
         cursor += lengths[i] * bounds.extent + pick(0, 5);
@@ -181,7 +194,8 @@ class Generator {
         MPI_Type_indexed(count, block_lengths.data(), int_displacements.data(), old, &type);
         break;
       case 1:
-        MPI_Type_create_hindexed(count, block_lengths.data(), byte_displacements.data(), old, &type);
+        MPI_Type_create_hindexed(count, block_lengths.data(), byte_displacements.data(), old,
+                                 &type);
         break;
       case 2:
         MPI_Type_create_indexed_block(count, shared_length, int_displacements.data(), old, &type);
@@ -299,8 +313,8 @@ class Generator {
     std::string inner;
     MPI_Datatype old = child(depth, budget, inner, bounds);
     // Bounds that still cover the data keep copies from overlapping.
-    const std::int64_t lb = romio_safe() ? std::min<std::int64_t>(0, bounds.true_lb)
-                                         : bounds.true_lb - pick(0, 4);
+    const std::int64_t lb =
+        romio_safe() ? std::min<std::int64_t>(0, bounds.true_lb) : bounds.true_lb - pick(0, 4);
     const std::int64_t extent = bounds.true_lb + bounds.true_extent + pick(0, 6) - lb;
     MPI_Datatype type;
     MPI_Type_create_resized(old, lb, extent, &type);

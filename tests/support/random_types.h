@@ -24,14 +24,14 @@ enum class TypeShape {
 // value-index pair types (MPI_DOUBLE_INT, ...), which it takes as
 // contiguous; resized types with a nonzero lower bound, whose copies it
 // shifts by that bound; blocks of length zero, on which it overruns its
-// own buffer; and darrays nested inside other constructors. Filetypes compared against ROMIO leave them out.
+// own buffer; and darrays nested inside other constructors. Filetypes compared against ROMIO leave
+// them out.
 enum class Constructs { all, romio_file_view_safe };
 
 // A committed random datatype (free it with MPI_Type_free) holding at most
 // about `max_bytes` bytes of data. `description` receives a readable
 // constructor expression, for failure messages.
 MPI_Datatype random_datatype(std::mt19937_64& rng, TypeShape shape, std::int64_t max_bytes,
-                             std::string* description,
-                             Constructs constructs = Constructs::all);
+                             std::string* description, Constructs constructs = Constructs::all);
 
 }  // namespace flowio::testing

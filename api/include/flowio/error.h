@@ -15,19 +15,19 @@ namespace flowio {
 // What went wrong, in terms an MPI-IO user knows (each maps to one MPI
 // error class in the MPI-IO compatibility layer).
 enum class ErrorCode {
-  invalid_argument,    // MPI_ERR_ARG
-  invalid_count,       // MPI_ERR_COUNT
-  invalid_datatype,    // MPI_ERR_TYPE
-  invalid_access_mode, // MPI_ERR_AMODE
-  read_only,           // MPI_ERR_READ_ONLY
-  file_closed,         // MPI_ERR_FILE
-  no_such_file,        // MPI_ERR_NO_SUCH_FILE
-  file_exists,         // MPI_ERR_FILE_EXISTS
-  access_denied,       // MPI_ERR_ACCESS
-  no_space,            // MPI_ERR_NO_SPACE
-  io,                  // MPI_ERR_IO
-  unsupported,         // MPI_ERR_UNSUPPORTED_OPERATION
-  mpi,                 // an MPI call failed; mpi_code() has its code
+  invalid_argument,     // MPI_ERR_ARG
+  invalid_count,        // MPI_ERR_COUNT
+  invalid_datatype,     // MPI_ERR_TYPE
+  invalid_access_mode,  // MPI_ERR_AMODE
+  read_only,            // MPI_ERR_READ_ONLY
+  file_closed,          // MPI_ERR_FILE
+  no_such_file,         // MPI_ERR_NO_SUCH_FILE
+  file_exists,          // MPI_ERR_FILE_EXISTS
+  access_denied,        // MPI_ERR_ACCESS
+  no_space,             // MPI_ERR_NO_SPACE
+  io,                   // MPI_ERR_IO
+  unsupported,          // MPI_ERR_UNSUPPORTED_OPERATION
+  mpi,                  // an MPI call failed; mpi_code() has its code
 };
 
 // Human-readable name of a code, e.g. "invalid_datatype".

@@ -34,9 +34,9 @@ enum class Mode : unsigned {
   wronly = 1u << 1,
   rdwr = 1u << 2,
   create = 1u << 3,
-  excl = 1u << 4,            // with create: fail if the file exists
-  append = 1u << 5,          // file pointers start at end of file
-  delete_on_close = 1u << 6, // the file is removed at close
+  excl = 1u << 4,             // with create: fail if the file exists
+  append = 1u << 5,           // file pointers start at end of file
+  delete_on_close = 1u << 6,  // the file is removed at close
 };
 
 constexpr Mode operator|(Mode a, Mode b) {

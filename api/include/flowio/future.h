@@ -209,14 +209,13 @@ class Promise {
   Future<T> get_future() { return Future<T>(state_); }
 
   template <typename U = T>
-    requires(!std::is_void_v<U>)
-  void set_value(U value) {
+  requires(!std::is_void_v<U>) void set_value(U value) {
     fulfilled_ = true;
     state_->set_value(std::move(value));
   }
 
   template <typename U = T>
-    requires std::is_void_v<U>
+  requires std::is_void_v<U>
   void set_value() {
     fulfilled_ = true;
     state_->set_value({});
