@@ -329,45 +329,49 @@ void File::sync() {
 
 MPI_Offset File::size() const { return impl().fd.size(); }
 
-void File::set_size(MPI_Offset bytes) {
-  Impl& file = impl();
-  if (bytes < 0) throw UsageError(ErrorCode::invalid_argument, "set_size: negative size");
-  if (has(file.mode, Mode::rdonly))
-    throw UsageError(ErrorCode::read_only, "set_size: read-only file");
-  file.wait_idle();
-  // Every process has finished what it did before the call: none of it can
-  // see the size change early.
-  check_mpi(MPI_Barrier(file.comm), "MPI_Barrier");
+namespace {
+
+// The size changes (set_size, preallocate) are done once, by rank 0, after
+// every process has finished what it did before the call, so that none of
+// it sees the change early; the outcome is agreed by all.
+template <typename Change>
+void change_size_collectively(MPI_Comm comm, int rank, const char* operation, Change change) {
+  check_mpi(MPI_Barrier(comm), "MPI_Barrier");
   std::exception_ptr failure;
-  if (file.rank == 0) {
+  if (rank == 0) {
     try {
-      file.fd.truncate(bytes);
+      change();
     } catch (...) {
       failure = std::current_exception();
     }
   }
-  runtime::agree_on_outcome(file.comm, failure, "set_size");
+  runtime::agree_on_outcome(comm, failure, operation);
+}
+
+void check_size_argument(MPI_Offset bytes, Mode mode, const char* operation) {
+  if (bytes < 0) {
+    throw UsageError(ErrorCode::invalid_argument, std::string(operation) + ": negative size");
+  }
+  if (has(mode, Mode::rdonly)) {
+    throw UsageError(ErrorCode::read_only, std::string(operation) + ": read-only file");
+  }
+}
+
+}  // namespace
+
+void File::set_size(MPI_Offset bytes) {
+  Impl& file = impl();
+  check_size_argument(bytes, file.mode, "set_size");
+  file.wait_idle();
+  change_size_collectively(file.comm, file.rank, "set_size", [&] { file.fd.truncate(bytes); });
 }
 
 void File::preallocate(MPI_Offset bytes) {
   Impl& file = impl();
-  if (bytes < 0) throw UsageError(ErrorCode::invalid_argument, "preallocate: negative size");
-  if (has(file.mode, Mode::rdonly)) {
-    throw UsageError(ErrorCode::read_only, "preallocate: read-only file");
-  }
+  check_size_argument(bytes, file.mode, "preallocate");
   file.wait_idle();
-  // Every process has finished what it did before the call: none of it can
-  // see the size change early.
-  check_mpi(MPI_Barrier(file.comm), "MPI_Barrier");
-  std::exception_ptr failure;
-  if (file.rank == 0) {
-    try {
-      file.fd.preallocate(bytes);
-    } catch (...) {
-      failure = std::current_exception();
-    }
-  }
-  runtime::agree_on_outcome(file.comm, failure, "preallocate");
+  change_size_collectively(file.comm, file.rank, "preallocate",
+                           [&] { file.fd.preallocate(bytes); });
 }
 
 Hints File::hints() const { return impl().hints; }
