@@ -93,8 +93,12 @@ struct File::Impl {
     if (--pending == 0) idle.notify_all();
   }
 
+  // Starts a read or write of `count` copies of `datatype` at view offset
+  // `offset` (in etypes). With `advance_pointer`, the individual file
+  // pointer moves past the data at once, as MPI says it does at the call.
   Future<std::size_t> start_transfer(bool writing, MPI_Offset offset, const void* buffer,
-                                     MPI_Count count, MPI_Datatype datatype);
+                                     MPI_Count count, MPI_Datatype datatype,
+                                     bool advance_pointer = false);
 };
 
 File::File() noexcept = default;
@@ -121,36 +125,21 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
   impl->mode = mode;
   impl->hints = hints;
 
-  std::exception_ptr failure;
-  try {
+  runtime::run_collectively(impl->comm, "open", [&] {
     const auto requested = hints.find("flowio_io_backend");
     impl->backend = io::make_storage_backend(requested == hints.end()
                                                  ? io::BackendKind::automatic
                                                  : io::parse_backend_kind(requested->second));
     impl->hints["flowio_io_backend"] = impl->backend->name();
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  runtime::agree_on_outcome(impl->comm, failure, "open");
-
+  });
   // Rank 0 creates the file alone, so that Mode::excl fails on one
   // process and is reported to all; the others open what now exists.
-  if (impl->rank == 0) {
-    try {
-      impl->fd = io::FileDescriptor::open(path, open_flags(mode, true));
-    } catch (...) {
-      failure = std::current_exception();
-    }
-  }
-  runtime::agree_on_outcome(impl->comm, failure, "open");
-  if (impl->rank != 0) {
-    try {
-      impl->fd = io::FileDescriptor::open(path, open_flags(mode, false));
-    } catch (...) {
-      failure = std::current_exception();
-    }
-  }
-  runtime::agree_on_outcome(impl->comm, failure, "open");
+  runtime::run_collectively(impl->comm, "open", [&] {
+    if (impl->rank == 0) impl->fd = io::FileDescriptor::open(path, open_flags(mode, true));
+  });
+  runtime::run_collectively(impl->comm, "open", [&] {
+    if (impl->rank != 0) impl->fd = io::FileDescriptor::open(path, open_flags(mode, false));
+  });
   if (has(mode, Mode::append)) impl->pointer = impl->fd.size();
   return File(std::move(impl));
 }
@@ -158,19 +147,14 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
 void File::close() {
   Impl& file = impl();
   file.wait_idle();
-  std::exception_ptr failure;
-  try {
-    file.fd.close();
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  runtime::agree_on_outcome(file.comm, failure, "close");
-  if (file.rank == 0 && has(file.mode, Mode::delete_on_close) && ::unlink(file.path.c_str()) != 0) {
-    failure = std::make_exception_ptr(
-        IoError(error_code_for_errno(errno), "close: unlink " + file.path, errno));
-  }
+  runtime::run_collectively(file.comm, "close", [&] { file.fd.close(); });
   std::unique_ptr<Impl> closing = std::move(impl_);
-  runtime::agree_on_outcome(closing->comm, failure, "close");
+  runtime::run_collectively(closing->comm, "close", [&] {
+    if (closing->rank == 0 && has(closing->mode, Mode::delete_on_close) &&
+        ::unlink(closing->path.c_str()) != 0) {
+      throw_errno(errno, "close: unlink " + closing->path);
+    }
+  });
 }
 
 void File::set_view(MPI_Offset displacement, MPI_Datatype etype, MPI_Datatype filetype,
@@ -178,13 +162,9 @@ void File::set_view(MPI_Offset displacement, MPI_Datatype etype, MPI_Datatype fi
   Impl& file = impl();
   file.wait_idle();
   std::shared_ptr<const core::FileView> view;
-  std::exception_ptr failure;
-  try {
+  runtime::run_collectively(file.comm, "set_view", [&] {
     view = std::make_shared<core::FileView>(displacement, etype, filetype);
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  runtime::agree_on_outcome(file.comm, failure, "set_view");
+  });
   file.view = std::move(view);
   file.pointer = 0;
   for (const auto& [key, value] : hints) {
@@ -193,7 +173,8 @@ void File::set_view(MPI_Offset displacement, MPI_Datatype etype, MPI_Datatype fi
 }
 
 Future<std::size_t> File::Impl::start_transfer(bool writing, MPI_Offset offset, const void* buffer,
-                                               MPI_Count count, MPI_Datatype datatype) {
+                                               MPI_Count count, MPI_Datatype datatype,
+                                               bool advance_pointer) {
   const char* operation = writing ? "write" : "read";
   if (writing && has(mode, Mode::rdonly)) {
     throw UsageError(ErrorCode::read_only, std::string(operation) + ": the file is read-only");
@@ -222,6 +203,7 @@ Future<std::size_t> File::Impl::start_transfer(bool writing, MPI_Offset offset, 
                      std::string(operation) + ": the view's filetype holds no data");
   }
   const std::int64_t stream_position = offset * view->etype_size();
+  if (advance_pointer) pointer = offset + bytes / view->etype_size();
   auto promise = std::make_shared<Promise<std::size_t>>();
   Future<std::size_t> future = promise->get_future();
   begin_operation();
@@ -252,29 +234,14 @@ Future<std::size_t> File::iread_at(MPI_Offset offset, void* buffer, MPI_Count co
   return impl().start_transfer(false, offset, buffer, count, datatype);
 }
 
-namespace {
-
-// Etypes `count` copies of `datatype` occupy, for advancing the pointer.
-MPI_Offset etypes_of(MPI_Count count, MPI_Datatype datatype, std::int64_t etype_size) {
-  MPI_Count size = 0;
-  check_mpi(MPI_Type_size_x(datatype, &size), "MPI_Type_size_x");
-  return size * count / etype_size;
-}
-
-}  // namespace
-
 Future<std::size_t> File::iwrite(const void* buffer, MPI_Count count, MPI_Datatype datatype) {
   Impl& file = impl();
-  Future<std::size_t> future = file.start_transfer(true, file.pointer, buffer, count, datatype);
-  file.pointer += etypes_of(count, datatype, file.view->etype_size());
-  return future;
+  return file.start_transfer(true, file.pointer, buffer, count, datatype, true);
 }
 
 Future<std::size_t> File::iread(void* buffer, MPI_Count count, MPI_Datatype datatype) {
   Impl& file = impl();
-  Future<std::size_t> future = file.start_transfer(false, file.pointer, buffer, count, datatype);
-  file.pointer += etypes_of(count, datatype, file.view->etype_size());
-  return future;
+  return file.start_transfer(false, file.pointer, buffer, count, datatype, true);
 }
 
 std::size_t File::write_at(MPI_Offset offset, const void* buffer, MPI_Count count,
@@ -318,35 +285,12 @@ MPI_Offset File::byte_offset(MPI_Offset offset) const {
 void File::sync() {
   Impl& file = impl();
   file.wait_idle();
-  std::exception_ptr failure;
-  try {
-    file.fd.sync();
-  } catch (...) {
-    failure = std::current_exception();
-  }
-  runtime::agree_on_outcome(file.comm, failure, "sync");
+  runtime::run_collectively(file.comm, "sync", [&] { file.fd.sync(); });
 }
 
 MPI_Offset File::size() const { return impl().fd.size(); }
 
 namespace {
-
-// The size changes (set_size, preallocate) are done once, by rank 0, after
-// every process has finished what it did before the call, so that none of
-// it sees the change early; the outcome is agreed by all.
-template <typename Change>
-void change_size_collectively(MPI_Comm comm, int rank, const char* operation, Change change) {
-  check_mpi(MPI_Barrier(comm), "MPI_Barrier");
-  std::exception_ptr failure;
-  if (rank == 0) {
-    try {
-      change();
-    } catch (...) {
-      failure = std::current_exception();
-    }
-  }
-  runtime::agree_on_outcome(comm, failure, operation);
-}
 
 void check_size_argument(MPI_Offset bytes, Mode mode, const char* operation) {
   if (bytes < 0) {
@@ -359,19 +303,26 @@ void check_size_argument(MPI_Offset bytes, Mode mode, const char* operation) {
 
 }  // namespace
 
+// Size changes are made once, by rank 0, after every process has finished
+// what it did before the call, so that none of it sees the change early.
 void File::set_size(MPI_Offset bytes) {
   Impl& file = impl();
   check_size_argument(bytes, file.mode, "set_size");
   file.wait_idle();
-  change_size_collectively(file.comm, file.rank, "set_size", [&] { file.fd.truncate(bytes); });
+  check_mpi(MPI_Barrier(file.comm), "MPI_Barrier");
+  runtime::run_collectively(file.comm, "set_size", [&] {
+    if (file.rank == 0) file.fd.truncate(bytes);
+  });
 }
 
 void File::preallocate(MPI_Offset bytes) {
   Impl& file = impl();
   check_size_argument(bytes, file.mode, "preallocate");
   file.wait_idle();
-  change_size_collectively(file.comm, file.rank, "preallocate",
-                           [&] { file.fd.preallocate(bytes); });
+  check_mpi(MPI_Barrier(file.comm), "MPI_Barrier");
+  runtime::run_collectively(file.comm, "preallocate", [&] {
+    if (file.rank == 0) file.fd.preallocate(bytes);
+  });
 }
 
 Hints File::hints() const { return impl().hints; }

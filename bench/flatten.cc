@@ -30,7 +30,6 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -104,8 +103,6 @@ struct Result {
   double flatten_ns = 0;
   std::size_t nodes = 0;
   std::size_t blocks = 0;
-  std::size_t distinct_nodes = 0;
-  std::size_t distinct_blocks = 0;
   std::int64_t flat_bytes = 0;
   long rss_delta_kib = 0;
   double iterate_pieces_per_s = 0;
@@ -137,16 +134,6 @@ std::int64_t type_size(MPI_Datatype type) {
   MPI_Count size = 0;
   check_mpi(MPI_Type_size_x(type, &size), "MPI_Type_size_x");
   return size;
-}
-
-// node_count() and block_count() count the tree, so a child shared by many
-// blocks (the one int run under every block of an hindexed type) counts
-// once per block. Memory is paid once per distinct node: count those too.
-void count_distinct(const FlatNode& node, std::unordered_set<const FlatNode*>& seen,
-                    std::size_t& blocks) {
-  if (!seen.insert(&node).second) return;
-  blocks += node.blocks.size();
-  for (const FlatBlock& block : node.blocks) count_distinct(*block.child, seen, blocks);
 }
 
 // Every case below has lb 0 and one copy per buffer, so piece offsets are
@@ -352,10 +339,10 @@ void print_results(const std::vector<Case>& cases, const std::vector<Result>& re
     const Result& r = results[i];
     std::printf("bench=flatten case=%s pieces=%" PRId64
                 " flatten_ns=%.0f nodes=%zu blocks=%zu flat_bytes=%" PRId64
-                " rss_delta_kib=%ld iterate_pieces_per_s=%.4g seek_ns=%.1f distinct_nodes=%zu"
+                " rss_delta_kib=%ld iterate_pieces_per_s=%.4g seek_ns=%.1f"
                 " mpich_commit_ns=%.0f mpich_create_commit_ns=%.0f",
                 cases[i].name.c_str(), r.pieces, r.flatten_ns, r.nodes, r.blocks, r.flat_bytes,
-                r.rss_delta_kib, r.iterate_pieces_per_s, r.seek_ns, r.distinct_nodes, r.commit_ns,
+                r.rss_delta_kib, r.iterate_pieces_per_s, r.seek_ns, r.commit_ns,
                 r.create_commit_ns);
     if (r.packed) {
       std::printf(
@@ -451,13 +438,10 @@ void run(bool quick) {
     result.flatten_ns = median(times);
     result.nodes = flat.node_count();
     result.blocks = flat.block_count();
-    std::unordered_set<const FlatNode*> seen;
-    count_distinct(flat.root(), seen, result.distinct_blocks);
-    result.distinct_nodes = seen.size();
     // Each block also has one block_stream_end entry in its node.
-    result.flat_bytes = static_cast<std::int64_t>(result.distinct_blocks *
-                                                      (sizeof(FlatBlock) + sizeof(std::int64_t)) +
-                                                  result.distinct_nodes * sizeof(FlatNode));
+    result.flat_bytes =
+        static_cast<std::int64_t>(result.blocks * (sizeof(FlatBlock) + sizeof(std::int64_t)) +
+                                  result.nodes * sizeof(FlatNode));
 
     const std::int64_t expected_bytes = type_size(type.get());
     times.clear();

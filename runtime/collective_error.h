@@ -14,4 +14,18 @@ namespace flowio::runtime {
 // and errno, naming the lowest failing rank and its message.
 void agree_on_outcome(MPI_Comm comm, std::exception_ptr local_failure, const char* operation);
 
+// Collective over `comm`: runs `step` on this rank, then agrees on the
+// outcome as agree_on_outcome does. A step that should run on some ranks
+// only tests the rank itself and does nothing elsewhere.
+template <typename Step>
+void run_collectively(MPI_Comm comm, const char* operation, Step&& step) {
+  std::exception_ptr failure;
+  try {
+    step();
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  agree_on_outcome(comm, failure, operation);
+}
+
 }  // namespace flowio::runtime

@@ -4,6 +4,7 @@
 #include <limits>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "flowio/error.h"
 
@@ -218,23 +219,28 @@ bool FlatType::tiles_monotonically() const {
 
 namespace {
 
-void count_tree(const FlatNode& node, std::size_t& nodes, std::size_t& blocks) {
-  ++nodes;
+// Children are shared (every block of an hindexed type points at the same
+// run), so each distinct node is counted once: that is what memory holds.
+void count_distinct(const FlatNode& node, std::unordered_set<const FlatNode*>& seen,
+                    std::size_t& blocks) {
+  if (!seen.insert(&node).second) return;
   blocks += node.blocks.size();
-  for (const FlatBlock& block : node.blocks) count_tree(*block.child, nodes, blocks);
+  for (const FlatBlock& block : node.blocks) count_distinct(*block.child, seen, blocks);
 }
 
 }  // namespace
 
 std::size_t FlatType::node_count() const {
-  std::size_t nodes = 0, blocks = 0;
-  count_tree(*root_, nodes, blocks);
-  return nodes;
+  std::unordered_set<const FlatNode*> seen;
+  std::size_t blocks = 0;
+  count_distinct(*root_, seen, blocks);
+  return seen.size();
 }
 
 std::size_t FlatType::block_count() const {
-  std::size_t nodes = 0, blocks = 0;
-  count_tree(*root_, nodes, blocks);
+  std::unordered_set<const FlatNode*> seen;
+  std::size_t blocks = 0;
+  count_distinct(*root_, seen, blocks);
   return blocks;
 }
 

@@ -84,8 +84,9 @@ class FlatType {
   // True when the pieces of any number of consecutive copies never
   // decrease in address and never overlap.
   bool tiles_monotonically() const;
-  // Number of nodes in the tree and blocks in all of them: the memory the
-  // flattened form costs, for benchmarks and tests of compactness.
+  // Distinct nodes of the tree and the blocks they hold (a child shared by
+  // several blocks counts once): the memory the flattened form costs, for
+  // benchmarks and tests of compactness.
   std::size_t node_count() const;
   std::size_t block_count() const;
 

@@ -80,7 +80,7 @@ struct Case {
 void make_case(std::mt19937_64& rng, std::uint64_t case_seed, int rank, int ranks, Case& c) {
   using flowio::testing::TypeShape;
   MPI_Datatype base = MPI_DATATYPE_NULL;
-  MPI_Count size = 0, true_lb = 0, true_extent = 0;
+  MPI_Count size = 0;
   std::string base_text;
   do {
     if (base != MPI_DATATYPE_NULL) MPI_Type_free(&base);
@@ -100,8 +100,6 @@ void make_case(std::mt19937_64& rng, std::uint64_t case_seed, int rank, int rank
   // The same base on every rank, so that the ranks' tiles interleave.
   c.displacement =
       static_cast<std::int64_t>(case_seed % 64) + static_cast<std::int64_t>(rank) * span;
-  (void)true_lb;
-  (void)true_extent;
 
   std::string memory_text;
   c.memory_type = flowio::testing::random_datatype(rng, TypeShape::any_order, 2048, &memory_text);
