@@ -99,6 +99,9 @@ struct File::Impl {
   Future<std::size_t> start_transfer(bool writing, MPI_Offset offset, const void* buffer,
                                      MPI_Count count, MPI_Datatype datatype,
                                      bool advance_pointer = false);
+  Future<std::size_t> start_collective(bool writing, MPI_Offset offset, const void* buffer,
+                                       MPI_Count count, MPI_Datatype datatype,
+                                       bool advance_pointer = false);
 };
 
 File::File() noexcept = default;
@@ -243,6 +246,58 @@ Future<std::size_t> File::iread(void* buffer, MPI_Count count, MPI_Datatype data
   Impl& file = impl();
   return file.start_transfer(false, file.pointer, buffer, count, datatype, true);
 }
+
+// Interim collective path: each process transfers its own data, then the
+// processes agree on the outcome. The two-phase engine replaces it.
+Future<std::size_t> File::Impl::start_collective(bool writing, MPI_Offset offset,
+                                                 const void* buffer, MPI_Count count,
+                                                 MPI_Datatype datatype, bool advance_pointer) {
+  std::size_t moved = 0;
+  runtime::run_collectively(comm, writing ? "write_all" : "read_all", [&] {
+    moved = start_transfer(writing, offset, buffer, count, datatype, advance_pointer).get();
+  });
+  return make_ready_future<std::size_t>(moved);
+}
+
+Future<std::size_t> File::iwrite_at_all(MPI_Offset offset, const void* buffer, MPI_Count count,
+                                        MPI_Datatype datatype) {
+  return impl().start_collective(true, offset, buffer, count, datatype);
+}
+
+Future<std::size_t> File::iread_at_all(MPI_Offset offset, void* buffer, MPI_Count count,
+                                       MPI_Datatype datatype) {
+  return impl().start_collective(false, offset, buffer, count, datatype);
+}
+
+Future<std::size_t> File::iwrite_all(const void* buffer, MPI_Count count, MPI_Datatype datatype) {
+  Impl& file = impl();
+  return file.start_collective(true, file.pointer, buffer, count, datatype, true);
+}
+
+Future<std::size_t> File::iread_all(void* buffer, MPI_Count count, MPI_Datatype datatype) {
+  Impl& file = impl();
+  return file.start_collective(false, file.pointer, buffer, count, datatype, true);
+}
+
+std::size_t File::write_at_all(MPI_Offset offset, const void* buffer, MPI_Count count,
+                               MPI_Datatype datatype) {
+  return iwrite_at_all(offset, buffer, count, datatype).get();
+}
+
+std::size_t File::read_at_all(MPI_Offset offset, void* buffer, MPI_Count count,
+                              MPI_Datatype datatype) {
+  return iread_at_all(offset, buffer, count, datatype).get();
+}
+
+std::size_t File::write_all(const void* buffer, MPI_Count count, MPI_Datatype datatype) {
+  return iwrite_all(buffer, count, datatype).get();
+}
+
+std::size_t File::read_all(void* buffer, MPI_Count count, MPI_Datatype datatype) {
+  return iread_all(buffer, count, datatype).get();
+}
+
+std::vector<OperationStatistics> File::statistics() const { return {}; }
 
 std::size_t File::write_at(MPI_Offset offset, const void* buffer, MPI_Count count,
                            MPI_Datatype datatype) {

@@ -21,9 +21,11 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "flowio/future.h"
 #include "flowio/hints.h"
+#include "flowio/statistics.h"
 
 namespace flowio {
 
@@ -99,6 +101,35 @@ class File {
   std::size_t read_at(MPI_Offset offset, void* buffer, MPI_Count count, MPI_Datatype datatype);
   std::size_t write(const void* buffer, MPI_Count count, MPI_Datatype datatype);
   std::size_t read(void* buffer, MPI_Count count, MPI_Datatype datatype);
+
+  // Collective data access (two-phase I/O): every process of the file's
+  // communicator calls, in the same order, each with its own buffer, count
+  // (0 is fine) and view. A few processes (the aggregators, hint cb_nodes)
+  // gather the data of a region of the file each (its file realm) and write
+  // or read it in buffer-sized iterations, pipelined: packing, the exchange
+  // between processes and the file I/O of consecutive iterations overlap.
+  // The call returns at once; the Future's value is this process's bytes
+  // transferred. An I/O error on any process reaches every process's Future.
+  // Several collective operations may be outstanding on one file; their
+  // data phases run in call order. The forms without an offset use and
+  // advance the individual file pointer at the call.
+  Future<std::size_t> iwrite_at_all(MPI_Offset offset, const void* buffer, MPI_Count count,
+                                    MPI_Datatype datatype);
+  Future<std::size_t> iread_at_all(MPI_Offset offset, void* buffer, MPI_Count count,
+                                   MPI_Datatype datatype);
+  Future<std::size_t> iwrite_all(const void* buffer, MPI_Count count, MPI_Datatype datatype);
+  Future<std::size_t> iread_all(void* buffer, MPI_Count count, MPI_Datatype datatype);
+  // Blocking forms: the nonblocking call plus get().
+  std::size_t write_at_all(MPI_Offset offset, const void* buffer, MPI_Count count,
+                           MPI_Datatype datatype);
+  std::size_t read_at_all(MPI_Offset offset, void* buffer, MPI_Count count,
+                          MPI_Datatype datatype);
+  std::size_t write_all(const void* buffer, MPI_Count count, MPI_Datatype datatype);
+  std::size_t read_all(void* buffer, MPI_Count count, MPI_Datatype datatype);
+
+  // Statistics of this process's completed collective operations on this
+  // file, oldest first (the most recent 1024 are kept).
+  std::vector<OperationStatistics> statistics() const;
 
   // The individual file pointer, in etypes of the view.
   void seek(MPI_Offset offset, Whence whence);

@@ -6,3 +6,4 @@
 #include "flowio/file.h"
 #include "flowio/future.h"
 #include "flowio/hints.h"
+#include "flowio/statistics.h"

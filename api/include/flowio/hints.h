@@ -1,8 +1,37 @@
-// Hints: string key/value pairs, as MPI_Info carries them. Unknown keys are
-// ignored, as MPI says. Keys flowio reads today:
-//   flowio_io_backend   "auto" (default), "io_uring" or "posix": the storage
-//                       backend (the environment variable FLOWIO_IO_BACKEND
-//                       overrides "auto").
+// Hints: string key/value pairs, as MPI_Info carries them, given to
+// File::open or File::set_view. Unknown keys are ignored, as MPI says.
+// ROMIO's names are used where ROMIO has the same hint.
+//
+// Storage
+//   flowio_io_backend        "auto" (default), "io_uring" or "posix" (the
+//                            environment variable FLOWIO_IO_BACKEND overrides
+//                            "auto").
+// Collective I/O
+//   cb_buffer_size           bytes of file each aggregator handles per buffer
+//                            iteration (default 16 MiB).
+//   flowio_buffers_in_flight iterations pipelined at once (default 3); memory
+//                            is bounded by cb_buffer_size times this.
+//   cb_nodes                 number of aggregators (default: all processes).
+//   flowio_aggregators       which ranks aggregate, as "0,2,5" (overrides the
+//                            default spread; cb_nodes then takes the first n).
+//   romio_cb_write,          "enable"/"automatic" (default): two-phase I/O;
+//   romio_cb_read            "disable": each process accesses the file itself.
+//   flowio_realm_policy      "even" (default: the aggregate access region split
+//                            evenly), "aligned" (boundaries on multiples of
+//                            romio_cb_fr_alignment or striping_unit),
+//                            "persistent" (same as romio_cb_pfr=enable),
+//                            "load_balanced" (equal data bytes per aggregator).
+//   romio_cb_fr_alignment,   realm boundary alignment in bytes.
+//   striping_unit
+//   romio_cb_pfr             "enable": persistent file realms anchored at byte 0,
+//                            fixed at the first collective call, kept until close.
+//   romio_ds_write,          "automatic" (default): sieve (read-modify-write of
+//   romio_ds_read            the covering extent) when the mean distance between
+//                            pieces is below flowio_ds_threshold, else vectored
+//                            I/O; "enable" / "disable" force it.
+//   flowio_ds_threshold      that distance in bytes (default measured on the
+//                            development machine; see bench/README.md).
+//   flowio_exchange          "point_to_point" (default) or "alltoallw".
 #pragma once
 
 #include <map>
