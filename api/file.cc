@@ -13,6 +13,11 @@
 #include "io/storage_backend.h"
 #include "io/view_transfer.h"
 #include "runtime/collective_error.h"
+#include "runtime/collective_operation.h"
+#include "runtime/collective_settings.h"
+#include "runtime/core/access.h"
+#include "runtime/core/memory_layout.h"
+#include "runtime/trace.h"
 #include "runtime/core/file_view.h"
 #include "runtime/core/flat_type.h"
 #include "runtime/engine.h"
@@ -58,6 +63,10 @@ struct File::Impl {
   std::shared_ptr<runtime::Engine> engine;
   std::shared_ptr<const core::FileView> view = std::make_shared<core::FileView>();
   MPI_Offset pointer = 0;  // individual file pointer, in etypes
+  int ranks = 1;
+  // Declared after the engine, backend and descriptor it borrows, so it
+  // is destroyed before them.
+  std::unique_ptr<runtime::CollectiveContext> collective;
 
   // Operations started and not finished. Tasks refer to this Impl by
   // pointer; it is destroyed only once this count is zero.
@@ -71,6 +80,7 @@ struct File::Impl {
 
   ~Impl() {
     wait_idle();
+    collective.reset();
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (comm != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm);
@@ -93,12 +103,25 @@ struct File::Impl {
     if (--pending == 0) idle.notify_all();
   }
 
+  // A data access checked and flattened at the call.
+  struct Transfer {
+    std::shared_ptr<const core::FlatType> memory_type;
+    core::MemoryLayout memory;
+    std::int64_t stream_position = 0;  // in the view's stream, in bytes
+  };
+  // Checks the arguments of a data access (UsageError when bad). With
+  // `advance_pointer`, the individual file pointer moves past the data at
+  // once, as MPI says it does at the call.
+  Transfer prepare_transfer(bool writing, MPI_Offset offset, const void* buffer, MPI_Count count,
+                            MPI_Datatype datatype, bool advance_pointer);
+
   // Starts a read or write of `count` copies of `datatype` at view offset
   // `offset` (in etypes). With `advance_pointer`, the individual file
   // pointer moves past the data at once, as MPI says it does at the call.
   Future<std::size_t> start_transfer(bool writing, MPI_Offset offset, const void* buffer,
                                      MPI_Count count, MPI_Datatype datatype,
                                      bool advance_pointer = false);
+  // The same, as a collective operation (runtime/collective_operation.h).
   Future<std::size_t> start_collective(bool writing, MPI_Offset offset, const void* buffer,
                                        MPI_Count count, MPI_Datatype datatype,
                                        bool advance_pointer = false);
@@ -144,12 +167,17 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
     if (impl->rank != 0) impl->fd = io::FileDescriptor::open(path, open_flags(mode, false));
   });
   if (has(mode, Mode::append)) impl->pointer = impl->fd.size();
+  MPI_Comm_size(impl->comm, &impl->ranks);
+  impl->collective = std::make_unique<runtime::CollectiveContext>(impl->comm, impl->fd.get(),
+                                                                 *impl->backend, *impl->engine);
   return File(std::move(impl));
 }
 
 void File::close() {
   Impl& file = impl();
   file.wait_idle();
+  runtime::Trace::process().write(file.comm);
+  file.collective.reset();
   runtime::run_collectively(file.comm, "close", [&] { file.fd.close(); });
   std::unique_ptr<Impl> closing = std::move(impl_);
   runtime::run_collectively(closing->comm, "close", [&] {
@@ -175,9 +203,9 @@ void File::set_view(MPI_Offset displacement, MPI_Datatype etype, MPI_Datatype fi
   }
 }
 
-Future<std::size_t> File::Impl::start_transfer(bool writing, MPI_Offset offset, const void* buffer,
-                                               MPI_Count count, MPI_Datatype datatype,
-                                               bool advance_pointer) {
+File::Impl::Transfer File::Impl::prepare_transfer(bool writing, MPI_Offset offset,
+                                                  const void* buffer, MPI_Count count,
+                                                  MPI_Datatype datatype, bool advance_pointer) {
   const char* operation = writing ? "write" : "read";
   if (writing && has(mode, Mode::rdonly)) {
     throw UsageError(ErrorCode::read_only, std::string(operation) + ": the file is read-only");
@@ -193,8 +221,9 @@ Future<std::size_t> File::Impl::start_transfer(bool writing, MPI_Offset offset, 
   if (buffer == nullptr && count > 0) {
     throw UsageError(ErrorCode::invalid_argument, std::string(operation) + ": null buffer");
   }
-  auto memory_type = std::make_shared<const core::FlatType>(core::flatten(datatype));
-  const std::int64_t bytes = memory_type->size() * count;
+  Transfer transfer;
+  transfer.memory_type = std::make_shared<const core::FlatType>(core::flatten(datatype));
+  const std::int64_t bytes = transfer.memory_type->size() * count;
   if (bytes % view->etype_size() != 0) {
     throw UsageError(ErrorCode::invalid_datatype,
                      std::string(operation) + ": " + std::to_string(bytes) +
@@ -205,26 +234,55 @@ Future<std::size_t> File::Impl::start_transfer(bool writing, MPI_Offset offset, 
     throw UsageError(ErrorCode::invalid_argument,
                      std::string(operation) + ": the view's filetype holds no data");
   }
-  const std::int64_t stream_position = offset * view->etype_size();
+  transfer.memory = core::MemoryLayout{transfer.memory_type.get(), count,
+                                       reinterpret_cast<std::int64_t>(buffer)};
+  transfer.stream_position = offset * view->etype_size();
   if (advance_pointer) pointer = offset + bytes / view->etype_size();
+  return transfer;
+}
+
+Future<std::size_t> File::Impl::start_transfer(bool writing, MPI_Offset offset, const void* buffer,
+                                               MPI_Count count, MPI_Datatype datatype,
+                                               bool advance_pointer) {
+  Transfer transfer = prepare_transfer(writing, offset, buffer, count, datatype, advance_pointer);
   auto promise = std::make_shared<Promise<std::size_t>>();
   Future<std::size_t> future = promise->get_future();
   begin_operation();
-  engine->submit(
-      [this, writing, stream_position, buffer, count, memory_type, promise, view = view]() {
-        try {
-          const io::MemoryLayout memory{memory_type.get(), count,
-                                        reinterpret_cast<std::int64_t>(buffer)};
-          const std::int64_t moved =
-              writing ? io::write_to_view(*backend, fd.get(), *view, stream_position, memory)
-                      : io::read_from_view(*backend, fd.get(), *view, stream_position, memory);
-          promise->set_value(static_cast<std::size_t>(moved));
-        } catch (...) {
-          promise->set_exception(std::current_exception());
-        }
-        end_operation();
-      });
+  engine->submit([this, writing, transfer = std::move(transfer), promise, view = view]() {
+    try {
+      const std::int64_t moved =
+          writing ? io::write_to_view(*backend, fd.get(), *view, transfer.stream_position,
+                                      transfer.memory)
+                  : io::read_from_view(*backend, fd.get(), *view, transfer.stream_position,
+                                       transfer.memory);
+      promise->set_value(static_cast<std::size_t>(moved));
+    } catch (...) {
+      promise->set_exception(std::current_exception());
+    }
+    end_operation();
+  });
   return future;
+}
+
+Future<std::size_t> File::Impl::start_collective(bool writing, MPI_Offset offset,
+                                                 const void* buffer, MPI_Count count,
+                                                 MPI_Datatype datatype, bool advance_pointer) {
+  runtime::CollectiveRequest request;
+  request.settings = runtime::CollectiveSettings::from_hints(hints, ranks, writing);
+  Transfer transfer = prepare_transfer(writing, offset, buffer, count, datatype, advance_pointer);
+  request.writing = writing;
+  request.access = core::Access(view, transfer.stream_position,
+                                transfer.stream_position + transfer.memory.bytes());
+  request.memory_type = std::move(transfer.memory_type);
+  request.memory = transfer.memory;
+  begin_operation();
+  try {
+    return runtime::start_collective(*collective, std::move(request),
+                                     [this] { end_operation(); });
+  } catch (...) {
+    end_operation();
+    throw;
+  }
 }
 
 Future<std::size_t> File::iwrite_at(MPI_Offset offset, const void* buffer, MPI_Count count,
@@ -245,18 +303,6 @@ Future<std::size_t> File::iwrite(const void* buffer, MPI_Count count, MPI_Dataty
 Future<std::size_t> File::iread(void* buffer, MPI_Count count, MPI_Datatype datatype) {
   Impl& file = impl();
   return file.start_transfer(false, file.pointer, buffer, count, datatype, true);
-}
-
-// Interim collective path: each process transfers its own data, then the
-// processes agree on the outcome. The two-phase engine replaces it.
-Future<std::size_t> File::Impl::start_collective(bool writing, MPI_Offset offset,
-                                                 const void* buffer, MPI_Count count,
-                                                 MPI_Datatype datatype, bool advance_pointer) {
-  std::size_t moved = 0;
-  runtime::run_collectively(comm, writing ? "write_all" : "read_all", [&] {
-    moved = start_transfer(writing, offset, buffer, count, datatype, advance_pointer).get();
-  });
-  return make_ready_future<std::size_t>(moved);
 }
 
 Future<std::size_t> File::iwrite_at_all(MPI_Offset offset, const void* buffer, MPI_Count count,
@@ -297,7 +343,7 @@ std::size_t File::read_all(void* buffer, MPI_Count count, MPI_Datatype datatype)
   return iread_all(buffer, count, datatype).get();
 }
 
-std::vector<OperationStatistics> File::statistics() const { return {}; }
+std::vector<OperationStatistics> File::statistics() const { return impl().collective->statistics(); }
 
 std::size_t File::write_at(MPI_Offset offset, const void* buffer, MPI_Count count,
                            MPI_Datatype datatype) {

@@ -22,7 +22,7 @@ constexpr std::size_t kIovecsPerRequest = 1024;
 class RequestBatcher {
  public:
   RequestBatcher(const core::FileView& view, std::int64_t stream_position,
-                 const MemoryLayout& memory)
+                 const core::MemoryLayout& memory)
       : file_(view.file_pieces(stream_position)),
         memory_(*memory.type, memory.count, memory.buffer_address),
         remaining_(memory.bytes()) {
@@ -87,14 +87,14 @@ class RequestBatcher {
 }  // namespace
 
 std::int64_t write_to_view(StorageBackend& backend, int fd, const core::FileView& view,
-                           std::int64_t stream_position, const MemoryLayout& memory) {
+                           std::int64_t stream_position, const core::MemoryLayout& memory) {
   RequestBatcher batcher(view, stream_position, memory);
   while (!batcher.done()) backend.write(fd, batcher.next());
   return memory.bytes();
 }
 
 std::int64_t read_from_view(StorageBackend& backend, int fd, const core::FileView& view,
-                            std::int64_t stream_position, const MemoryLayout& memory) {
+                            std::int64_t stream_position, const core::MemoryLayout& memory) {
   RequestBatcher batcher(view, stream_position, memory);
   std::int64_t total = 0;
   std::vector<std::size_t> bytes_read;

@@ -10,27 +10,19 @@
 #include "io/storage_backend.h"
 #include "runtime/core/file_view.h"
 #include "runtime/core/flat_type.h"
+#include "runtime/core/memory_layout.h"
 
 namespace flowio::io {
-
-// Where the data lives in memory: `count` copies of `type` from `buffer`.
-struct MemoryLayout {
-  const core::FlatType* type = nullptr;
-  std::int64_t count = 0;
-  std::int64_t buffer_address = 0;
-
-  std::int64_t bytes() const { return type->size() * count; }
-};
 
 // Writes the memory's data to the view's stream from stream byte
 // `stream_position`. Throws IoError on failure. Returns the bytes written.
 std::int64_t write_to_view(StorageBackend& backend, int fd, const core::FileView& view,
-                           std::int64_t stream_position, const MemoryLayout& memory);
+                           std::int64_t stream_position, const core::MemoryLayout& memory);
 
 // Reads the view's stream from `stream_position` into the memory. The read
 // stops at end of file: returns the bytes read, a prefix of the stream;
 // memory for the bytes past end of file is left untouched.
 std::int64_t read_from_view(StorageBackend& backend, int fd, const core::FileView& view,
-                            std::int64_t stream_position, const MemoryLayout& memory);
+                            std::int64_t stream_position, const core::MemoryLayout& memory);
 
 }  // namespace flowio::io

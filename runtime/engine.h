@@ -3,7 +3,8 @@
 // One Engine serves all files of a process; every open file holds a
 // reference, so the threads start with the first open and stop when the
 // last file closes (never at static destruction, after MPI_Finalize).
-// Workers are oneTBB threads: they sleep when there is no work.
+// Workers are oneTBB threads: they sleep when there is no work. The
+// progress thread (progress.h) lives as long as the engine.
 #pragma once
 
 #include <oneapi/tbb/task_arena.h>
@@ -13,6 +14,8 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+
+#include "runtime/progress.h"
 
 namespace flowio::runtime {
 
@@ -33,9 +36,14 @@ class Engine {
   // report failures through their promises.
   void submit(std::function<void()> task);
 
+  // The process's progress thread, which drives MPI requests.
+  Progress& progress() { return progress_; }
+
  private:
   Engine();
 
+  // Declared first: destroyed last, after every task has finished.
+  Progress progress_;
   tbb::task_arena arena_;
   std::mutex mutex_;
   std::condition_variable idle_;

@@ -2,6 +2,7 @@
 
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "flowio/error.h"
 
@@ -57,6 +58,9 @@ FileView::FileView(std::int64_t displacement, MPI_Datatype etype, MPI_Datatype f
 PieceCursor FileView::file_pieces(std::int64_t stream_position) const {
   return PieceCursor(filetype_, unbounded_count(filetype_), displacement_, stream_position);
 }
+
+FileView::FileView(std::int64_t displacement, std::int64_t etype_size, FlatType filetype)
+    : displacement_(displacement), etype_size_(etype_size), filetype_(std::move(filetype)) {}
 
 std::int64_t FileView::file_offset_of(std::int64_t stream_position) const {
   PieceCursor cursor = file_pieces(stream_position);

@@ -26,6 +26,10 @@ class FileView {
   // consecutive filetype tiles).
   FileView(std::int64_t displacement, MPI_Datatype etype, MPI_Datatype filetype);
 
+  // A view rebuilt from the parts of one already validated elsewhere (as
+  // metadata transfer does); not validated again.
+  FileView(std::int64_t displacement, std::int64_t etype_size, FlatType filetype);
+
   std::int64_t displacement() const { return displacement_; }
   std::int64_t etype_size() const { return etype_size_; }
   const FlatType& filetype() const { return filetype_; }

@@ -230,6 +230,21 @@ void count_distinct(const FlatNode& node, std::unordered_set<const FlatNode*>& s
 
 }  // namespace
 
+std::int64_t runs_of(const FlatNode& node, std::unordered_map<const FlatNode*, std::int64_t>& memo) {
+  if (node.is_run()) return node.size > 0 ? 1 : 0;
+  if (const auto found = memo.find(&node); found != memo.end()) return found->second;
+  std::int64_t runs = 0;
+  for (const FlatBlock& block : node.blocks) runs += block.count * runs_of(*block.child, memo);
+  runs *= node.repeat;
+  memo.emplace(&node, runs);
+  return runs;
+}
+
+std::int64_t FlatType::run_count() const {
+  std::unordered_map<const FlatNode*, std::int64_t> memo;
+  return runs_of(*root_, memo);
+}
+
 std::size_t FlatType::node_count() const {
   std::unordered_set<const FlatNode*> seen;
   std::size_t blocks = 0;

@@ -89,6 +89,9 @@ class FlatType {
   // benchmarks and tests of compactness.
   std::size_t node_count() const;
   std::size_t block_count() const;
+  // Contiguous runs in one copy of the type, counted without merging runs
+  // that touch: an upper bound on its pieces, in O(distinct nodes).
+  std::int64_t run_count() const;
 
  private:
   FlatNodePtr root_;

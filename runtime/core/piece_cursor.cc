@@ -22,10 +22,17 @@ PieceCursor::PieceCursor(const FlatType& type, std::int64_t count, std::int64_t 
   }
   position_ = stream_position;
   if (done()) return;
-  top_.repeat = count;
-  top_.repeat_stride = type.extent();
-  top_.blocks.push_back(FlatBlock{0, 1, 0, type.root_ptr()});
-  top_.block_stream_end.push_back(size);
+  if (type.is_contiguous()) {
+    // One run for all copies: walking copy by copy would cost a step per
+    // copy (a step per byte for MPI_BYTE).
+    top_.blocks.push_back(FlatBlock{0, 1, 0, make_run(stream_size_)});
+    top_.block_stream_end.push_back(stream_size_);
+  } else {
+    top_.repeat = count;
+    top_.repeat_stride = type.extent();
+    top_.blocks.push_back(FlatBlock{0, 1, 0, type.root_ptr()});
+    top_.block_stream_end.push_back(size);
+  }
   top_.size = stream_size_;
   descend(&top_, origin, stream_position);
 }

@@ -14,8 +14,12 @@
 //   cb_nodes                 number of aggregators (default: all processes).
 //   flowio_aggregators       which ranks aggregate, as "0,2,5" (overrides the
 //                            default spread; cb_nodes then takes the first n).
-//   romio_cb_write,          "enable"/"automatic" (default): two-phase I/O;
-//   romio_cb_read            "disable": each process accesses the file itself.
+//   romio_cb_write,          "automatic" (default): each process accesses the
+//   romio_cb_read            file itself when every process's pieces are large
+//                            (mean >= flowio_direct_threshold, default 1 MiB),
+//                            else two-phase I/O; "enable": always two-phase;
+//                            "disable": never.
+//   flowio_direct_threshold  that piece size in bytes.
 //   flowio_realm_policy      "even" (default: the aggregate access region split
 //                            evenly), "aligned" (boundaries on multiples of
 //                            romio_cb_fr_alignment or striping_unit),

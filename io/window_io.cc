@@ -1,0 +1,175 @@
+#include "io/window_io.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "flowio/error.h"
+
+namespace flowio::io {
+namespace {
+
+// Linux accepts at most IOV_MAX (1024) iovecs per vectored call.
+constexpr std::size_t kIovecsPerRequest = 1024;
+
+struct Shape {
+  std::int64_t begin = 0;
+  std::int64_t end = 0;
+  std::int64_t data = 0;
+};
+
+Shape shape_of(std::span<const WindowPiece> pieces) {
+  Shape shape{pieces.front().offset, pieces.back().offset + pieces.back().length, 0};
+  for (const WindowPiece& piece : pieces) shape.data += piece.length;
+  return shape;
+}
+
+WindowMethod choose(const Shape& shape, std::size_t piece_count, const WindowIoSettings& settings) {
+  if (shape.data == shape.end - shape.begin) return WindowMethod::contiguous;
+  switch (settings.sieve) {
+    case SieveMode::enable:
+      return WindowMethod::sieve;
+    case SieveMode::disable:
+      return WindowMethod::vectored;
+    case SieveMode::automatic:
+      break;
+  }
+  const std::int64_t mean_distance =
+      (shape.end - shape.begin) / static_cast<std::int64_t>(piece_count);
+  return mean_distance < settings.sieve_threshold ? WindowMethod::sieve : WindowMethod::vectored;
+}
+
+// Requests for runs of touching pieces, their iovecs pointing at the
+// pieces' memory.
+struct RequestList {
+  std::vector<iovec> iovecs;
+  std::vector<IoRequest> requests;
+
+  explicit RequestList(std::span<const WindowPiece> pieces) {
+    iovecs.reserve(pieces.size());
+    struct Run {
+      std::int64_t offset;
+      std::size_t first;
+      std::size_t bytes;
+    };
+    std::vector<Run> runs;
+    for (const WindowPiece& piece : pieces) {
+      const bool extends = !runs.empty() &&
+                           runs.back().offset + static_cast<std::int64_t>(runs.back().bytes) ==
+                               piece.offset &&
+                           iovecs.size() - runs.back().first < kIovecsPerRequest;
+      if (!extends) runs.push_back(Run{piece.offset, iovecs.size(), 0});
+      iovecs.push_back(iovec{piece.data, static_cast<std::size_t>(piece.length)});
+      runs.back().bytes += static_cast<std::size_t>(piece.length);
+    }
+    requests.reserve(runs.size());
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      const std::size_t last = i + 1 < runs.size() ? runs[i + 1].first : iovecs.size();
+      requests.push_back(IoRequest{
+          runs[i].offset, std::span<const iovec>(iovecs.data() + runs[i].first, last - runs[i].first),
+          runs[i].bytes});
+    }
+  }
+};
+
+// Reads [begin, end) into staging; bytes past end of file read as zero.
+// Returns the bytes that lay before end of file.
+std::int64_t read_extent(StorageBackend& backend, int fd, const Shape& shape,
+                         std::vector<char>& staging) {
+  const std::size_t extent = static_cast<std::size_t>(shape.end - shape.begin);
+  if (staging.size() < extent) staging.resize(extent);
+  const iovec whole{staging.data(), extent};
+  const IoRequest request{shape.begin, std::span<const iovec>(&whole, 1), extent};
+  std::size_t got = 0;
+  backend.read(fd, std::span<const IoRequest>(&request, 1), std::span<std::size_t>(&got, 1));
+  std::memset(staging.data() + got, 0, extent - got);
+  return static_cast<std::int64_t>(got);
+}
+
+}  // namespace
+
+SieveMode parse_sieve_mode(const std::string& text) {
+  if (text == "automatic") return SieveMode::automatic;
+  if (text == "enable") return SieveMode::enable;
+  if (text == "disable") return SieveMode::disable;
+  throw UsageError(ErrorCode::invalid_argument,
+                   "data sieving hint: expected automatic, enable or disable, got \"" + text + "\"");
+}
+
+const char* window_method_name(WindowMethod method) {
+  switch (method) {
+    case WindowMethod::none:
+      return "none";
+    case WindowMethod::contiguous:
+      return "contiguous";
+    case WindowMethod::sieve:
+      return "sieve";
+    case WindowMethod::vectored:
+      return "vectored";
+  }
+  return "?";
+}
+
+WindowIoResult write_window(StorageBackend& backend, int fd, std::span<const WindowPiece> pieces,
+                            const WindowIoSettings& settings, std::vector<char>& staging) {
+  WindowIoResult result;
+  if (pieces.empty()) return result;
+  const Shape shape = shape_of(pieces);
+  result.method = choose(shape, pieces.size(), settings);
+  if (result.method == WindowMethod::sieve) {
+    read_extent(backend, fd, shape, staging);
+    for (const WindowPiece& piece : pieces) {
+      std::memcpy(staging.data() + (piece.offset - shape.begin), piece.data,
+                  static_cast<std::size_t>(piece.length));
+    }
+    const std::size_t extent = static_cast<std::size_t>(shape.end - shape.begin);
+    const iovec whole{staging.data(), extent};
+    const IoRequest request{shape.begin, std::span<const iovec>(&whole, 1), extent};
+    backend.write(fd, std::span<const IoRequest>(&request, 1));
+    result.requests = 2;
+    result.file_bytes = 2 * static_cast<std::int64_t>(extent);
+    return result;
+  }
+  const RequestList list(pieces);
+  backend.write(fd, list.requests);
+  result.requests = static_cast<std::int64_t>(list.requests.size());
+  result.file_bytes = shape.data;
+  return result;
+}
+
+WindowIoResult read_window(StorageBackend& backend, int fd, std::span<const WindowPiece> pieces,
+                           const WindowIoSettings& settings, std::vector<char>& staging) {
+  WindowIoResult result;
+  if (pieces.empty()) return result;
+  const Shape shape = shape_of(pieces);
+  result.method = choose(shape, pieces.size(), settings);
+  if (result.method == WindowMethod::sieve) {
+    const std::int64_t valid = read_extent(backend, fd, shape, staging);
+    for (const WindowPiece& piece : pieces) {
+      std::memcpy(piece.data, staging.data() + (piece.offset - shape.begin),
+                  static_cast<std::size_t>(piece.length));
+      const std::int64_t before_end = shape.begin + valid - piece.offset;
+      result.bytes_read += std::clamp<std::int64_t>(before_end, 0, piece.length);
+    }
+    result.requests = 1;
+    result.file_bytes = shape.end - shape.begin;
+    return result;
+  }
+  const RequestList list(pieces);
+  std::vector<std::size_t> got(list.requests.size());
+  backend.read(fd, list.requests, got);
+  // Zero what lay past end of file, so that no stale bytes travel.
+  for (std::size_t r = 0; r < list.requests.size(); ++r) {
+    result.bytes_read += static_cast<std::int64_t>(got[r]);
+    std::size_t skip = got[r];
+    for (const iovec& piece : list.requests[r].memory) {
+      const std::size_t keep = std::min(skip, piece.iov_len);
+      std::memset(static_cast<char*>(piece.iov_base) + keep, 0, piece.iov_len - keep);
+      skip -= keep;
+    }
+  }
+  result.requests = static_cast<std::int64_t>(list.requests.size());
+  result.file_bytes = result.bytes_read;
+  return result;
+}
+
+}  // namespace flowio::io

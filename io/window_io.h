@@ -1,0 +1,63 @@
+// Window I/O: how an aggregator moves one buffer iteration (a window of its
+// file realm) between the file and memory. The window's pieces come from
+// many clients; each has its data at its own place in memory.
+//
+// Methods, chosen per window:
+//   contiguous  the pieces cover the window's extent without holes: one
+//               request (its iovecs point at the pieces' memory);
+//   sieve       read-modify-write of the covering extent through a staging
+//               buffer: two large requests whatever the number of pieces;
+//   vectored    one request per run of touching pieces, no staging, all
+//               submitted in one batch.
+// Sieving writes bytes of the holes back unchanged, so it is only safe
+// where no one else writes the holes meanwhile: inside the aggregator's own
+// realm, with collective data phases run one at a time.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "io/storage_backend.h"
+
+namespace flowio::io {
+
+struct WindowPiece {
+  std::int64_t offset = 0;  // in the file
+  std::int64_t length = 0;
+  char* data = nullptr;  // its bytes in memory
+};
+
+enum class SieveMode { automatic, enable, disable };
+
+// Parses ROMIO's values "automatic", "enable", "disable"; throws UsageError.
+SieveMode parse_sieve_mode(const std::string& text);
+
+struct WindowIoSettings {
+  SieveMode sieve = SieveMode::automatic;
+  // automatic: sieve when the extent divided by the number of pieces (the
+  // mean distance from one piece to the next) is below this many bytes.
+  std::int64_t sieve_threshold = 8192;
+};
+
+enum class WindowMethod { none, contiguous, sieve, vectored };
+const char* window_method_name(WindowMethod method);
+
+struct WindowIoResult {
+  WindowMethod method = WindowMethod::none;
+  std::int64_t requests = 0;    // file requests issued
+  std::int64_t file_bytes = 0;  // bytes moved to or from the file
+  std::int64_t bytes_read = 0;  // reads: data bytes that lay before end of file
+};
+
+// `pieces` are sorted by offset and do not overlap. `staging` is reused
+// from call to call for sieving. Throw IoError on failure.
+WindowIoResult write_window(StorageBackend& backend, int fd, std::span<const WindowPiece> pieces,
+                            const WindowIoSettings& settings, std::vector<char>& staging);
+// Reads each piece into its memory. Memory for bytes past end of file is
+// zero-filled.
+WindowIoResult read_window(StorageBackend& backend, int fd, std::span<const WindowPiece> pieces,
+                           const WindowIoSettings& settings, std::vector<char>& staging);
+
+}  // namespace flowio::io

@@ -1,0 +1,798 @@
+#include "runtime/collective_operation.h"
+
+#include <oneapi/tbb/flow_graph.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <atomic>
+#include <limits>
+#include <set>
+#include <string>
+
+#include "exchange/access_codec.h"
+#include "exchange/stream_pack.h"
+#include "flowio/error.h"
+#include "io/view_transfer.h"
+#include "io/window_io.h"
+#include "runtime/collective_error.h"
+#include "runtime/core/realm_policy.h"
+#include "runtime/trace.h"
+
+namespace flowio::runtime {
+
+namespace flow = tbb::flow;
+
+namespace {
+
+enum Stage { kOffsets, kRealms, kMetadata, kPack, kExchange, kIo, kUnpack, kAgree, kStages };
+constexpr const char* kStageNames[kStages] = {"offsets",  "realms", "metadata", "pack",
+                                              "exchange", "io",     "unpack",   "agree"};
+
+// Views whose description is at most this many words are always sent as
+// the view: walking the pieces to compare would cost more than it saves.
+constexpr std::size_t kAlwaysSendViewWords = 256;
+
+struct StageCounters {
+  std::atomic<std::int64_t> nanoseconds{0};
+  std::atomic<std::int64_t> bytes{0};
+  std::atomic<std::int64_t> messages{0};
+  std::atomic<std::int64_t> io_requests{0};
+};
+
+// Merges consecutive runs of pieces, each sorted by offset, into one
+// sorted list: O(n log runs).
+void merge_sorted_runs(std::vector<io::WindowPiece>& pieces, std::vector<std::size_t> run_ends) {
+  const auto by_offset = [](const io::WindowPiece& a, const io::WindowPiece& b) {
+    return a.offset < b.offset;
+  };
+  while (run_ends.size() > 1) {
+    std::vector<std::size_t> merged;
+    std::size_t begin = 0;
+    for (std::size_t i = 0; i < run_ends.size(); i += 2) {
+      if (i + 1 < run_ends.size()) {
+        std::inplace_merge(pieces.begin() + begin, pieces.begin() + run_ends[i],
+                           pieces.begin() + run_ends[i + 1], by_offset);
+        merged.push_back(run_ends[i + 1]);
+      } else {
+        merged.push_back(run_ends[i]);
+      }
+      begin = merged.back();
+    }
+    run_ends.swap(merged);
+  }
+}
+
+std::int64_t file_size(int fd) {
+  struct stat status {};
+  if (fstat(fd, &status) != 0) throw_errno(errno, "fstat");
+  return status.st_size;
+}
+
+}  // namespace
+
+CollectiveContext::CollectiveContext(MPI_Comm comm, int fd, io::StorageBackend& backend,
+                                     Engine& engine)
+    : fd_(fd), backend_(backend), engine_(engine) {
+  for (MPI_Comm* mine : {&metadata_comm_, &data_comm_, &agree_comm_}) {
+    check_mpi(MPI_Comm_dup(comm, mine), "MPI_Comm_dup");
+    // Failures come back as codes, to reach the futures, not abort.
+    MPI_Comm_set_errhandler(*mine, MPI_ERRORS_RETURN);
+  }
+  MPI_Comm_rank(comm, &rank_);
+  MPI_Comm_size(comm, &ranks_);
+  int* tag_ub = nullptr;
+  int found = 0;
+  MPI_Comm_get_attr(comm, MPI_TAG_UB, &tag_ub, &found);
+  if (found && tag_ub != nullptr) tag_bound_ = *tag_ub;
+}
+
+CollectiveContext::~CollectiveContext() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (finalized) return;
+  for (MPI_Comm* mine : {&metadata_comm_, &data_comm_, &agree_comm_}) MPI_Comm_free(mine);
+}
+
+std::vector<OperationStatistics> CollectiveContext::statistics() const {
+  std::lock_guard lock(mutex_);
+  return {log_.begin(), log_.end()};
+}
+
+void CollectiveContext::log(OperationStatistics statistics) {
+  std::lock_guard lock(mutex_);
+  log_.push_back(std::move(statistics));
+  if (log_.size() > 1024) log_.pop_front();
+}
+
+void CollectiveContext::run_in_order(std::function<void()> phase) {
+  {
+    std::lock_guard lock(mutex_);
+    if (busy_) {
+      waiting_.push_back(std::move(phase));
+      return;
+    }
+    busy_ = true;
+  }
+  engine_.submit(std::move(phase));
+}
+
+void CollectiveContext::data_phase_done() {
+  std::function<void()> next;
+  {
+    std::lock_guard lock(mutex_);
+    if (waiting_.empty()) {
+      busy_ = false;
+      return;
+    }
+    next = std::move(waiting_.front());
+    waiting_.pop_front();
+  }
+  engine_.submit(std::move(next));
+}
+
+class CollectiveOperation : public std::enable_shared_from_this<CollectiveOperation> {
+ public:
+  CollectiveOperation(CollectiveContext& context, CollectiveRequest request,
+                      std::function<void()> on_done)
+      : context_(context), request_(std::move(request)), on_done_(std::move(on_done)) {}
+
+  Future<std::size_t> start();
+
+ private:
+  using Async = flow::async_node<std::size_t, std::size_t>;
+
+  // A client's message to (write) or from (read) one aggregator window.
+  struct ClientItem {
+    int peer = 0;
+    int tag = 0;
+    std::int64_t from = 0;  // position in this process's data stream
+    std::int64_t bytes = 0;
+    std::vector<char> staging;  // when memory is not contiguous
+    char* data = nullptr;
+    MPI_Request request = MPI_REQUEST_NULL;
+    std::int64_t posted_ns = 0;
+  };
+
+  // One window of this aggregator's realm: the clients' parts, laid out
+  // one after another in `buffer`.
+  struct WindowItem {
+    core::Window window;
+    struct Part {
+      std::size_t client;
+      std::int64_t bytes;
+      std::int64_t at;
+    };
+    std::vector<Part> parts;
+    std::int64_t total = 0;
+    std::vector<char> buffer;
+    std::vector<MPI_Request> requests;
+    std::int64_t posted_ns = 0;
+  };
+
+  struct Client {
+    int rank = 0;
+    core::Access access;
+  };
+
+  // Decided by every process alike, from the gathered summaries.
+  bool two_phase() const;
+  void plan_and_send_metadata();
+  void send_metadata(std::vector<MPI_Request>& requests);
+  void receive_metadata(std::vector<MPI_Request>& requests);
+  void run_data_phase();
+  void run_independently();
+  void build_client_items();
+  void build_windows();
+  void build_graph();
+  std::vector<io::WindowPiece> window_pieces(WindowItem& item);
+
+  // Stage bodies; they record failures instead of throwing, so that every
+  // process goes through the whole protocol and no one waits forever.
+  void pack(ClientItem& item);
+  void post_client_exchange(std::size_t index, Async::gateway_type& gateway);
+  void unpack(ClientItem& item);
+  void post_window_exchange(std::size_t index, Async::gateway_type& gateway);
+  void write_window(WindowItem& item);
+  void read_window(WindowItem& item);
+  void item_done();
+  void finish();
+
+  void fail(std::exception_ptr failure);
+  template <typename Body>
+  void guarded(Body&& body);
+  void account(Stage stage, std::int64_t begin_ns, const std::string& label,
+               std::int64_t bytes = 0, std::int64_t messages = 0, std::int64_t requests = 0);
+  std::string label(std::int64_t window_index) const;
+
+  CollectiveContext& context_;
+  CollectiveRequest request_;
+  std::function<void()> on_done_;
+  std::shared_ptr<CollectiveOperation> self_;  // alive until finished
+  Promise<std::size_t> promise_;
+  std::uint64_t sequence_ = 0;
+  std::int64_t started_ns_ = 0;
+
+  core::AccessSummary summary_;
+  std::vector<core::AccessSummary> summaries_;
+  MPI_Request summary_request_ = MPI_REQUEST_NULL;
+  std::optional<core::RealmLayout> layout_;
+  int slot_ = -1;  // this process's aggregator slot, or -1
+
+  std::vector<std::int64_t> view_words_;  // this access, described by its view
+  std::vector<std::vector<std::int64_t>> metadata_out_;
+  std::vector<std::vector<std::int64_t>> metadata_in_;
+  std::vector<Client> clients_;
+
+  std::vector<ClientItem> client_items_;
+  std::vector<WindowItem> windows_;
+  std::atomic<std::size_t> remaining_{0};
+  std::set<std::string> methods_;
+  std::mutex mutex_;  // methods_, failure_
+  std::exception_ptr failure_;
+  StageCounters stages_[kStages];
+
+  // The graph first: nodes are destroyed before it.
+  std::unique_ptr<flow::graph> graph_;
+  std::vector<std::unique_ptr<flow::graph_node>> nodes_;
+  std::vector<flow::input_node<std::size_t>*> sources_;
+};
+
+void CollectiveOperation::fail(std::exception_ptr failure) {
+  std::lock_guard lock(mutex_);
+  if (!failure_) failure_ = std::move(failure);
+}
+
+template <typename Body>
+void CollectiveOperation::guarded(Body&& body) {
+  try {
+    body();
+  } catch (...) {
+    fail(std::current_exception());
+  }
+}
+
+std::string CollectiveOperation::label(std::int64_t window_index) const {
+  return std::string(request_.writing ? "write#" : "read#") + std::to_string(sequence_) +
+         (window_index >= 0 ? " w" + std::to_string(window_index) : "");
+}
+
+void CollectiveOperation::account(Stage stage, std::int64_t begin_ns, const std::string& what,
+                                  std::int64_t bytes, std::int64_t messages,
+                                  std::int64_t requests) {
+  const std::int64_t end_ns = now_ns();
+  StageCounters& counters = stages_[stage];
+  counters.nanoseconds += end_ns - begin_ns;
+  counters.bytes += bytes;
+  counters.messages += messages;
+  counters.io_requests += requests;
+  Trace::process().record(kStageNames[stage], context_.rank_, what, begin_ns, end_ns);
+}
+
+Future<std::size_t> CollectiveOperation::start() {
+  started_ns_ = now_ns();
+  self_ = shared_from_this();
+  sequence_ = context_.next_sequence_++;
+  Future<std::size_t> future = promise_.get_future();
+  summary_ = core::AccessSummary::of(request_.access);
+  view_words_ = exchange::encode_view_access(request_.access);
+  summary_.metadata_words = static_cast<std::int64_t>(view_words_.size());
+  summaries_.resize(static_cast<std::size_t>(context_.ranks_));
+  // Posted here, on the caller's thread, so that every process posts its
+  // operations' collectives in the same order.
+  check_mpi(MPI_Iallgather(&summary_, sizeof summary_, MPI_BYTE, summaries_.data(),
+                           sizeof summary_, MPI_BYTE, context_.metadata_comm_,
+                           &summary_request_),
+            "MPI_Iallgather");
+  account(kOffsets, started_ns_, label(-1));
+  context_.run_in_order([this] {
+    context_.engine_.progress().watch({summary_request_}, [this](int code) {
+      if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("MPI_Iallgather", code)));
+      context_.engine_.submit([this] { plan_and_send_metadata(); });
+    });
+  });
+  return future;
+}
+
+bool CollectiveOperation::two_phase() const {
+  using Buffering = CollectiveSettings::Buffering;
+  const CollectiveSettings& settings = request_.settings;
+  if (settings.buffering != Buffering::automatic) return settings.buffering == Buffering::enable;
+  return std::any_of(summaries_.begin(), summaries_.end(), [&](const core::AccessSummary& s) {
+    return s.bytes > 0 && s.bytes < settings.direct_threshold * s.pieces;
+  });
+}
+
+void CollectiveOperation::plan_and_send_metadata() {
+  const std::int64_t begin = now_ns();
+  const bool anyone = std::any_of(summaries_.begin(), summaries_.end(),
+                                  [](const core::AccessSummary& s) { return s.bytes > 0; });
+  if (failure_ || !anyone || !two_phase()) {
+    run_data_phase();
+    return;
+  }
+  const CollectiveSettings& settings = request_.settings;
+  layout_ = core::plan_realms(settings.realms, summaries_, context_.persistent_unit_);
+  const auto mine = std::find(settings.aggregator_ranks.begin(), settings.aggregator_ranks.end(),
+                              context_.rank_);
+  if (mine != settings.aggregator_ranks.end()) {
+    slot_ = static_cast<int>(mine - settings.aggregator_ranks.begin());
+  }
+  account(kRealms, begin, label(-1));
+  const std::int64_t metadata_begin = now_ns();
+  std::vector<MPI_Request> requests;
+  guarded([&] {
+    send_metadata(requests);
+    receive_metadata(requests);
+  });
+  context_.engine_.progress().watch(std::move(requests), [this, metadata_begin](int code) {
+    if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("metadata exchange", code)));
+    account(kMetadata, metadata_begin, label(-1), 0,
+            static_cast<std::int64_t>(metadata_out_.size() + metadata_in_.size()));
+    context_.engine_.submit([this] { run_data_phase(); });
+  });
+}
+
+void CollectiveOperation::send_metadata(std::vector<MPI_Request>& requests) {
+  const core::Access& access = request_.access;
+  if (access.empty()) return;
+  const int slots = layout_->slots();
+  const std::vector<std::int64_t>& view_words = view_words_;
+  // For large filetypes, the pieces each aggregator needs may be fewer
+  // words than the filetype: split the pieces by realm and compare.
+  std::vector<std::vector<core::Piece>> pieces_by_slot;
+  if (view_words.size() > kAlwaysSendViewWords) {
+    pieces_by_slot.resize(static_cast<std::size_t>(slots));
+    access.for_each_piece(access.file_begin(), access.file_end(), [&](core::Piece piece) {
+      while (piece.length > 0) {
+        const core::Window window = layout_->window_at(piece.offset);
+        const std::int64_t take = std::min(piece.offset + piece.length, window.end) - piece.offset;
+        std::vector<core::Piece>& list = pieces_by_slot[static_cast<std::size_t>(window.slot)];
+        if (!list.empty() && list.back().offset + list.back().length == piece.offset) {
+          list.back().length += take;
+        } else {
+          list.push_back(core::Piece{piece.offset, take});
+        }
+        piece.offset += take;
+        piece.length -= take;
+      }
+    });
+  }
+  const int tag = static_cast<int>(sequence_ % static_cast<std::uint64_t>(context_.tag_bound_));
+  for (int slot = 0; slot < slots; ++slot) {
+    if (!layout_->realm_meets(slot, access.file_begin(), access.file_end())) continue;
+    const bool as_list = !pieces_by_slot.empty() &&
+                         2 * pieces_by_slot[slot].size() + 2 < view_words.size();
+    metadata_out_.push_back(as_list ? exchange::encode_pieces(pieces_by_slot[slot]) : view_words);
+    const std::vector<std::int64_t>& words = metadata_out_.back();
+    MPI_Request request;
+    check_mpi(MPI_Isend(words.data(), static_cast<int>(words.size()), MPI_INT64_T,
+                        request_.settings.aggregator_ranks[slot], tag, context_.metadata_comm_,
+                        &request),
+              "MPI_Isend");
+    requests.push_back(request);
+  }
+}
+
+void CollectiveOperation::receive_metadata(std::vector<MPI_Request>& requests) {
+  if (slot_ < 0) return;
+  const int tag = static_cast<int>(sequence_ % static_cast<std::uint64_t>(context_.tag_bound_));
+  // Sized first, so that no buffer moves once a receive is posted.
+  std::vector<int> senders;
+  for (int rank = 0; rank < context_.ranks_; ++rank) {
+    const core::AccessSummary& s = summaries_[static_cast<std::size_t>(rank)];
+    if (s.bytes > 0 && layout_->realm_meets(slot_, s.file_begin, s.file_end)) {
+      senders.push_back(rank);
+    }
+  }
+  metadata_in_.resize(senders.size());
+  clients_.resize(senders.size());
+  for (std::size_t i = 0; i < senders.size(); ++i) {
+    clients_[i].rank = senders[i];
+    std::vector<std::int64_t>& words = metadata_in_[i];
+    words.resize(static_cast<std::size_t>(summaries_[senders[i]].metadata_words));
+    MPI_Request request;
+    check_mpi(MPI_Irecv(words.data(), static_cast<int>(words.size()), MPI_INT64_T, senders[i], tag,
+                        context_.metadata_comm_, &request),
+              "MPI_Irecv");
+    requests.push_back(request);
+  }
+}
+
+void CollectiveOperation::run_data_phase() {
+  if (failure_ || !layout_) {
+    if (!failure_) run_independently();
+    finish();
+    return;
+  }
+  guarded([&] {
+    for (std::size_t i = 0; i < clients_.size(); ++i) {
+      clients_[i].access = exchange::decode_access(metadata_in_[i]);
+    }
+    metadata_in_.clear();
+    metadata_out_.clear();
+    view_words_.clear();
+    build_client_items();
+    build_windows();
+  });
+  if (failure_) {
+    // Every process is told at the agreement; the partners of this one
+    // time out of nothing, because the agreement is their next step too.
+    client_items_.clear();
+    windows_.clear();
+  }
+  remaining_ = client_items_.size() + windows_.size();
+  if (remaining_ == 0) {
+    finish();
+    return;
+  }
+  build_graph();
+  for (flow::input_node<std::size_t>* source : sources_) source->activate();
+}
+
+void CollectiveOperation::run_independently() {
+  guarded([&] {
+    const core::Access& access = request_.access;
+    if (access.empty()) return;
+    const std::int64_t begin = now_ns();
+    const std::int64_t moved =
+        request_.writing
+            ? io::write_to_view(context_.backend_, context_.fd_, *access.view(),
+                                access.stream_begin(), request_.memory)
+            : io::read_from_view(context_.backend_, context_.fd_, *access.view(),
+                                 access.stream_begin(), request_.memory);
+    account(kIo, begin, label(-1), moved);
+    std::lock_guard lock(mutex_);
+    methods_.insert("direct");
+  });
+}
+
+void CollectiveOperation::build_client_items() {
+  const core::Access& access = request_.access;
+  const bool contiguous = request_.memory.contiguous();
+  std::int64_t x = access.file_begin();
+  while (x < access.file_end()) {
+    const core::Window window = layout_->window_at(x);
+    const std::int64_t from = access.bytes_before(window.begin);
+    const std::int64_t to = access.bytes_before(window.end);
+    if (to > from) {
+      ClientItem item;
+      item.peer = request_.settings.aggregator_ranks[static_cast<std::size_t>(window.slot)];
+      item.tag = static_cast<int>(window.index % context_.tag_bound_);
+      item.from = from;
+      item.bytes = to - from;
+      if (contiguous) item.data = reinterpret_cast<char*>(request_.memory.address_of(from));
+      client_items_.push_back(std::move(item));
+    }
+    x = access.next_data_at_or_after(window.end);
+  }
+}
+
+void CollectiveOperation::build_windows() {
+  if (slot_ < 0 || clients_.empty()) return;
+  std::int64_t x = layout_->begin();
+  while (const std::optional<core::Window> window = layout_->window_of_slot_from(slot_, x)) {
+    WindowItem item;
+    item.window = *window;
+    for (std::size_t c = 0; c < clients_.size(); ++c) {
+      const core::Access& access = clients_[c].access;
+      const std::int64_t bytes =
+          access.bytes_before(window->end) - access.bytes_before(window->begin);
+      if (bytes > 0) {
+        item.parts.push_back(WindowItem::Part{c, bytes, item.total});
+        item.total += bytes;
+      }
+    }
+    if (item.total > 0) windows_.push_back(std::move(item));
+    std::int64_t next = std::numeric_limits<std::int64_t>::max();
+    for (const Client& client : clients_) {
+      const std::int64_t data = client.access.next_data_at_or_after(window->end);
+      if (data < client.access.file_end()) next = std::min(next, data);
+    }
+    if (next == std::numeric_limits<std::int64_t>::max()) break;
+    x = next;
+  }
+}
+
+void CollectiveOperation::build_graph() {
+  graph_ = std::make_unique<flow::graph>();
+  flow::graph& graph = *graph_;
+  const int in_flight = request_.settings.buffers_in_flight;
+  const bool writing = request_.writing;
+
+  // Adds an input node for `count` items behind a limiter of `limit`, and
+  // returns the limiter, whose decrementer the last stage feeds.
+  auto add_source = [&](std::size_t count, std::size_t limit) -> flow::limiter_node<std::size_t>& {
+    auto source = std::make_unique<flow::input_node<std::size_t>>(
+        graph, [next = std::size_t{0}, count](tbb::flow_control& control) mutable -> std::size_t {
+          if (next == count) {
+            control.stop();
+            return 0;
+          }
+          return next++;
+        });
+    auto limiter = std::make_unique<flow::limiter_node<std::size_t>>(graph, limit);
+    flow::make_edge(*source, *limiter);
+    sources_.push_back(source.get());
+    auto& result = *limiter;
+    nodes_.push_back(std::move(source));
+    nodes_.push_back(std::move(limiter));
+    return result;
+  };
+  auto add = [&](auto node) -> auto& {
+    auto& result = *node;
+    nodes_.push_back(std::move(node));
+    return result;
+  };
+  auto done_node = [&] {
+    return std::make_unique<flow::function_node<std::size_t, flow::continue_msg>>(
+        graph, flow::unlimited, [this](std::size_t) {
+          item_done();
+          return flow::continue_msg();
+        });
+  };
+
+  if (!client_items_.empty()) {
+    // Zero-copy items pin no buffer of ours: let more of them fly.
+    const std::size_t limit = static_cast<std::size_t>(in_flight) *
+                              (request_.memory.contiguous() ? layout_->slots() : 1);
+    auto& limiter = add_source(client_items_.size(), limit);
+    auto& exchange = add(std::make_unique<Async>(
+        graph, flow::unlimited,
+        [this](std::size_t index, Async::gateway_type& gateway) {
+          post_client_exchange(index, gateway);
+        }));
+    auto& prepare = add(std::make_unique<flow::function_node<std::size_t, std::size_t>>(
+        graph, flow::unlimited, [this, writing](std::size_t index) {
+          if (writing) pack(client_items_[index]);
+          return index;
+        }));
+    auto& after = add(std::make_unique<flow::function_node<std::size_t, std::size_t>>(
+        graph, flow::unlimited, [this, writing](std::size_t index) {
+          ClientItem& item = client_items_[index];
+          if (!writing) unpack(item);
+          item.staging = {};
+          return index;
+        }));
+    auto& done = add(done_node());
+    flow::make_edge(limiter, prepare);
+    flow::make_edge(prepare, exchange);
+    flow::make_edge(exchange, after);
+    flow::make_edge(after, done);
+    flow::make_edge(done, limiter.decrementer());
+  }
+  if (!windows_.empty()) {
+    auto& limiter = add_source(windows_.size(), static_cast<std::size_t>(in_flight));
+    auto& exchange = add(std::make_unique<Async>(
+        graph, flow::unlimited,
+        [this](std::size_t index, Async::gateway_type& gateway) {
+          post_window_exchange(index, gateway);
+        }));
+    // Writes: receive, then write. Reads: read, then send.
+    auto& before = add(std::make_unique<flow::function_node<std::size_t, std::size_t>>(
+        graph, flow::unlimited, [this, writing](std::size_t index) {
+          WindowItem& item = windows_[index];
+          item.buffer.resize(static_cast<std::size_t>(item.total));
+          if (!writing) read_window(item);
+          return index;
+        }));
+    auto& after = add(std::make_unique<flow::function_node<std::size_t, std::size_t>>(
+        graph, flow::unlimited, [this, writing](std::size_t index) {
+          WindowItem& item = windows_[index];
+          if (writing) write_window(item);
+          item.buffer = {};
+          return index;
+        }));
+    auto& done = add(done_node());
+    flow::make_edge(limiter, before);
+    flow::make_edge(before, exchange);
+    flow::make_edge(exchange, after);
+    flow::make_edge(after, done);
+    flow::make_edge(done, limiter.decrementer());
+  }
+}
+
+void CollectiveOperation::pack(ClientItem& item) {
+  if (item.data != nullptr) return;
+  const std::int64_t begin = now_ns();
+  guarded([&] {
+    item.staging.resize(static_cast<std::size_t>(item.bytes));
+    exchange::pack_stream(request_.memory, item.from, item.bytes, item.staging.data());
+  });
+  item.data = item.staging.data();
+  account(kPack, begin, label(item.tag), item.bytes);
+}
+
+void CollectiveOperation::unpack(ClientItem& item) {
+  if (item.staging.empty()) return;
+  const std::int64_t begin = now_ns();
+  guarded([&] {
+    exchange::unpack_stream(request_.memory, item.from, item.bytes, item.staging.data());
+  });
+  account(kUnpack, begin, label(item.tag), item.bytes);
+}
+
+void CollectiveOperation::post_client_exchange(std::size_t index, Async::gateway_type& gateway) {
+  ClientItem& item = client_items_[index];
+  gateway.reserve_wait();
+  std::vector<MPI_Request> requests;
+  item.posted_ns = now_ns();
+  guarded([&] {
+    if (!request_.writing && item.data == nullptr) {
+      item.staging.resize(static_cast<std::size_t>(item.bytes));
+      item.data = item.staging.data();
+    }
+    MPI_Request request;
+    if (request_.writing) {
+      check_mpi(MPI_Isend(item.data, static_cast<int>(item.bytes), MPI_BYTE, item.peer, item.tag,
+                          context_.data_comm_, &request),
+                "MPI_Isend");
+    } else {
+      check_mpi(MPI_Irecv(item.data, static_cast<int>(item.bytes), MPI_BYTE, item.peer, item.tag,
+                          context_.data_comm_, &request),
+                "MPI_Irecv");
+    }
+    requests.push_back(request);
+  });
+  context_.engine_.progress().watch(
+      std::move(requests), [this, index, &gateway](int code) {
+        ClientItem& done = client_items_[index];
+        if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("data exchange", code)));
+        account(kExchange, done.posted_ns, label(done.tag) + " client", done.bytes, 1);
+        gateway.try_put(index);
+        gateway.release_wait();
+      });
+}
+
+void CollectiveOperation::post_window_exchange(std::size_t index, Async::gateway_type& gateway) {
+  WindowItem& item = windows_[index];
+  gateway.reserve_wait();
+  item.posted_ns = now_ns();
+  const int tag = static_cast<int>(item.window.index % context_.tag_bound_);
+  guarded([&] {
+    for (const WindowItem::Part& part : item.parts) {
+      MPI_Request request;
+      char* data = item.buffer.data() + part.at;
+      const int peer = clients_[part.client].rank;
+      if (request_.writing) {
+        check_mpi(MPI_Irecv(data, static_cast<int>(part.bytes), MPI_BYTE, peer, tag,
+                            context_.data_comm_, &request),
+                  "MPI_Irecv");
+      } else {
+        check_mpi(MPI_Isend(data, static_cast<int>(part.bytes), MPI_BYTE, peer, tag,
+                            context_.data_comm_, &request),
+                  "MPI_Isend");
+      }
+      item.requests.push_back(request);
+    }
+  });
+  context_.engine_.progress().watch(
+      std::move(item.requests), [this, index, &gateway](int code) {
+        WindowItem& done = windows_[index];
+        if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("data exchange", code)));
+        account(kExchange, done.posted_ns, label(done.window.index) + " aggregator", done.total,
+                static_cast<std::int64_t>(done.parts.size()));
+        gateway.try_put(index);
+        gateway.release_wait();
+      });
+}
+
+std::vector<io::WindowPiece> CollectiveOperation::window_pieces(WindowItem& item) {
+  std::vector<io::WindowPiece> pieces;
+  std::vector<std::size_t> run_ends;
+  for (const WindowItem::Part& part : item.parts) {
+    char* data = item.buffer.data() + part.at;
+    clients_[part.client].access.for_each_piece(
+        item.window.begin, item.window.end, [&](core::Piece piece) {
+          pieces.push_back(io::WindowPiece{piece.offset, piece.length, data});
+          data += piece.length;
+        });
+    run_ends.push_back(pieces.size());
+  }
+  merge_sorted_runs(pieces, std::move(run_ends));
+  return pieces;
+}
+
+void CollectiveOperation::write_window(WindowItem& item) {
+  const std::int64_t begin = now_ns();
+  io::WindowIoResult result;
+  guarded([&] {
+    if (failure_) return;  // the operation fails anyway; keep the file as it was
+    std::vector<char> staging;
+    result = io::write_window(context_.backend_, context_.fd_, window_pieces(item),
+                              request_.settings.window_io, staging);
+  });
+  {
+    std::lock_guard lock(mutex_);
+    if (result.method != io::WindowMethod::none) {
+      methods_.insert(io::window_method_name(result.method));
+    }
+  }
+  account(kIo, begin, label(item.window.index), result.file_bytes, 0, result.requests);
+}
+
+void CollectiveOperation::read_window(WindowItem& item) {
+  const std::int64_t begin = now_ns();
+  io::WindowIoResult result;
+  guarded([&] {
+    std::vector<char> staging;
+    result = io::read_window(context_.backend_, context_.fd_, window_pieces(item),
+                             request_.settings.window_io, staging);
+  });
+  {
+    std::lock_guard lock(mutex_);
+    if (result.method != io::WindowMethod::none) {
+      methods_.insert(io::window_method_name(result.method));
+    }
+  }
+  account(kIo, begin, label(item.window.index), result.file_bytes, 0, result.requests);
+}
+
+void CollectiveOperation::item_done() {
+  if (--remaining_ == 0) context_.engine_.submit([this] { finish(); });
+}
+
+void CollectiveOperation::finish() {
+  if (graph_) {
+    graph_->wait_for_all();
+    nodes_.clear();
+    graph_.reset();
+  }
+  const std::int64_t agree_begin = now_ns();
+  std::size_t moved = 0;
+  std::exception_ptr outcome;
+  try {
+    agree_on_outcome(context_.agree_comm_, failure_,
+                     request_.writing ? "collective write" : "collective read");
+    const core::Access& access = request_.access;
+    moved = static_cast<std::size_t>(access.bytes());
+    if (!request_.writing && !access.empty()) {
+      moved = static_cast<std::size_t>(access.bytes_before(file_size(context_.fd_)));
+    }
+  } catch (...) {
+    outcome = std::current_exception();
+  }
+  account(kAgree, agree_begin, label(-1));
+
+  OperationStatistics statistics;
+  statistics.sequence = sequence_;
+  statistics.writing = request_.writing;
+  statistics.bytes = request_.access.bytes();
+  statistics.seconds = static_cast<double>(now_ns() - started_ns_) * 1e-9;
+  statistics.aggregators = static_cast<int>(request_.settings.aggregator_ranks.size());
+  statistics.aggregator = slot_ >= 0;
+  statistics.iterations = static_cast<std::int64_t>(client_items_.size() + windows_.size());
+  statistics.realm_policy = core::realm_policy_name(request_.settings.realms.policy);
+  for (const std::string& method : methods_) {
+    statistics.method += (statistics.method.empty() ? "" : "+") + method;
+  }
+  statistics.exchange = "point_to_point";
+  for (int stage = 0; stage < kStages; ++stage) {
+    const StageCounters& counters = stages_[stage];
+    statistics.stages.push_back(StageStatistics{
+        kStageNames[stage], static_cast<double>(counters.nanoseconds.load()) * 1e-9,
+        counters.bytes.load(), counters.messages.load(), counters.io_requests.load()});
+  }
+  context_.log(std::move(statistics));
+
+  client_items_.clear();
+  windows_.clear();
+  clients_.clear();
+  if (outcome) {
+    promise_.set_exception(outcome);
+  } else {
+    promise_.set_value(moved);
+  }
+  context_.data_phase_done();
+  std::function<void()> on_done = std::move(on_done_);
+  self_.reset();  // may destroy this
+  on_done();
+}
+
+Future<std::size_t> start_collective(CollectiveContext& context, CollectiveRequest request,
+                                     std::function<void()> on_done) {
+  auto operation =
+      std::make_shared<CollectiveOperation>(context, std::move(request), std::move(on_done));
+  return operation->start();
+}
+
+}  // namespace flowio::runtime

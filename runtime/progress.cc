@@ -1,0 +1,86 @@
+#include "runtime/progress.h"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <chrono>
+
+namespace flowio::runtime {
+namespace {
+
+constexpr std::int64_t kPollingNanoseconds = 20'000'000;
+
+std::int64_t now_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+Progress::Progress() : thread_([this] { run(); }) {}
+
+Progress::~Progress() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  wake_.notify_all();
+  thread_.join();
+}
+
+void Progress::watch(std::vector<MPI_Request> requests, std::function<void(int)> done) {
+  if (requests.empty()) {
+    done(MPI_SUCCESS);
+    return;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    incoming_.push_back(Group{std::move(requests), std::move(done)});
+  }
+  wake_.notify_one();
+}
+
+void Progress::run() {
+  using std::chrono::microseconds;
+  std::list<Group> active;
+  // While requests are outstanding MPI needs to be called often: large
+  // messages move in fragments, each waiting for the next poll. So the
+  // thread polls (yielding the core between polls) for a while after the
+  // last sign of activity, and only then backs off into short sleeps.
+  std::int64_t last_activity = now_ns();
+  int sleeps = 0;
+  for (;;) {
+    {
+      std::unique_lock lock(mutex_);
+      if (active.empty()) {
+        wake_.wait(lock, [this] { return stopping_ || !incoming_.empty(); });
+      } else if (now_ns() - last_activity > kPollingNanoseconds) {
+        const auto pause = microseconds(std::min(200, 5 << std::min(sleeps++, 6)));
+        wake_.wait_for(lock, pause, [this] { return stopping_ || !incoming_.empty(); });
+      }
+      if (stopping_) return;
+      if (!incoming_.empty()) {
+        last_activity = now_ns();
+        sleeps = 0;
+      }
+      active.splice(active.end(), incoming_);
+    }
+    for (auto group = active.begin(); group != active.end();) {
+      int flag = 0;
+      const int code = MPI_Testall(static_cast<int>(group->requests.size()),
+                                   group->requests.data(), &flag, MPI_STATUSES_IGNORE);
+      if (flag || code != MPI_SUCCESS) {
+        group->done(code);
+        group = active.erase(group);
+        last_activity = now_ns();
+        sleeps = 0;
+      } else {
+        ++group;
+      }
+    }
+    if (now_ns() - last_activity <= kPollingNanoseconds) sched_yield();
+  }
+}
+
+}  // namespace flowio::runtime

@@ -1,0 +1,55 @@
+// Progress: the thread that drives outstanding MPI requests for the whole
+// process and reports each group's completion, so that no worker thread
+// waits inside MPI.
+//
+// MPICH advances communication only inside MPI calls; this thread makes
+// those calls (MPI_Testall) while requests are outstanding and sleeps on a
+// condition variable when there are none. It polls, yielding the core
+// between polls, for 20 ms after the last completion or new request, then
+// sleeps between polls with a growing back-off (capped at 200 us), so that a
+// long wait for a slow peer does not burn a core.
+#pragma once
+
+#include <mpi.h>
+
+#include <condition_variable>
+#include <functional>
+#include <list>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace flowio::runtime {
+
+// Thread safety: watch() may be called from any thread.
+class Progress {
+ public:
+  Progress();
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+  // Stops the thread; outstanding groups are abandoned (their callbacks
+  // never run), so callers wait for their groups before letting go.
+  ~Progress();
+
+  // Calls done(MPI_SUCCESS) on the progress thread once every request of
+  // the group has completed, or done(error code) if MPI reports an error.
+  // An empty group completes at once, on the calling thread.
+  void watch(std::vector<MPI_Request> requests, std::function<void(int)> done);
+
+ private:
+  struct Group {
+    std::vector<MPI_Request> requests;
+    std::function<void(int)> done;
+  };
+
+  void run();
+
+  std::mutex mutex_;
+  std::condition_variable wake_;
+  std::list<Group> incoming_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace flowio::runtime
