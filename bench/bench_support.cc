@@ -1,0 +1,442 @@
+#include "bench/bench_support.h"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+
+#include "flowio/error.h"
+#include "flowio/file.h"
+
+namespace bench {
+namespace {
+
+using flowio::check_mpi;
+
+constexpr double kMiB = 1024.0 * 1024.0;
+
+int world_rank() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+int world_size() {
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return size;
+}
+
+bool all_ranks(bool ok) {
+  int local = ok ? 1 : 0, all = 0;
+  check_mpi(MPI_Allreduce(&local, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
+  return all == 1;
+}
+
+std::int64_t file_size(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) flowio::throw_errno(errno, "stat " + path);
+  return info.st_size;
+}
+
+// splitmix64's finalizer: neighbouring inputs give unrelated words.
+std::uint64_t mix(std::uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+}  // namespace
+
+Options::Options(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string argument = argv[i];
+    const std::size_t equals = argument.find('=');
+    if (argument.rfind("--", 0) != 0 || equals == std::string::npos) {
+      throw std::invalid_argument("expected --key=value, got '" + argument + "'");
+    }
+    values_[argument.substr(2, equals - 2)] = argument.substr(equals + 1);
+  }
+}
+
+std::string Options::text(const std::string& key, const std::string& fallback) {
+  known_.insert(key);
+  const auto found = values_.find(key);
+  return found == values_.end() ? fallback : found->second;
+}
+
+std::int64_t Options::integer(const std::string& key, std::int64_t fallback) {
+  const std::string value = text(key, std::to_string(fallback));
+  std::size_t used = 0;
+  const std::int64_t number = std::stoll(value, &used);
+  if (used != value.size()) throw std::invalid_argument("--" + key + " wants an integer");
+  return number;
+}
+
+std::string Options::choice(const std::string& key, const std::string& fallback,
+                            const std::vector<std::string>& allowed) {
+  const std::string value = text(key, fallback);
+  if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
+    std::string list;
+    for (const std::string& one : allowed) list += " " + one;
+    throw std::invalid_argument("--" + key + " takes one of:" + list);
+  }
+  return value;
+}
+
+void Options::finish() const {
+  for (const auto& [key, value] : values_) {
+    if (!known_.contains(key)) throw std::invalid_argument("unknown option --" + key);
+  }
+}
+
+Common::Common(Options& options)
+    : reps(static_cast<int>(options.integer("reps", 5))),
+      dir(options.text("dir", std::getenv("TMPDIR") != nullptr ? std::getenv("TMPDIR") : "/tmp")) {
+  if (reps < 1) throw std::invalid_argument("--reps must be at least 1");
+}
+
+AccessSettings access_settings(Options& options) {
+  const Common common(options);
+  const std::string op = options.choice("op", "both", {"both", "write", "read"});
+  const bool sync = options.choice("sync", "0", {"0", "1"}) == "1";
+  return AccessSettings{common.reps, common.dir, op != "read", op != "write", sync};
+}
+
+void verify(bool ok, const std::string& why) {
+  if (all_ranks(ok)) return;
+  if (!ok) std::fprintf(stderr, "rank %d: verification FAILED: %s\n", world_rank(), why.c_str());
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, 2);
+}
+
+Fields& Fields::append(const Fields& other) {
+  pairs_.insert(pairs_.end(), other.pairs_.begin(), other.pairs_.end());
+  return *this;
+}
+
+std::string Fields::text() const {
+  std::string line;
+  for (const auto& [key, value] : pairs_) line += (line.empty() ? "" : " ") + key + "=" + value;
+  return line;
+}
+
+std::string Fields::format_double(double value) {
+  char text[32];
+  std::snprintf(text, sizeof text, std::abs(value) >= 1000 ? "%.0f" : "%.4g", value);
+  return text;
+}
+
+Report::Report(std::string bench, int ranks) { prefix_.add("bench", bench).add("ranks", ranks); }
+
+void Report::line(const Fields& fields) {
+  Fields full = prefix_;
+  full.append(fields);
+  lines_.push_back(full);
+  if (world_rank() != 0) return;
+  std::printf("%s\n", full.text().c_str());
+  std::fflush(stdout);
+}
+
+void Report::note(const std::string& text) const {
+  if (world_rank() != 0) return;
+  std::printf("# %s\n", text.c_str());
+  std::fflush(stdout);
+}
+
+// Keys whose value is the same on every line go above the table, so that
+// its columns are only what varies.
+void Report::print_table() const {
+  if (world_rank() != 0 || lines_.empty()) return;
+  std::vector<std::string> keys;
+  std::vector<std::map<std::string, std::string>> rows;
+  for (const Fields& fields : lines_) {
+    rows.emplace_back();
+    for (const auto& [key, value] : fields.pairs()) {
+      if (std::find(keys.begin(), keys.end(), key) == keys.end()) keys.push_back(key);
+      rows.back()[key] = value;
+    }
+  }
+  std::vector<std::string> columns;
+  std::string constant;
+  for (const std::string& key : keys) {
+    const auto first = rows.front().find(key);
+    const bool same = first != rows.front().end() && rows.size() > 1 &&
+                      std::all_of(rows.begin(), rows.end(), [&](const auto& row) {
+                        const auto found = row.find(key);
+                        return found != row.end() && found->second == first->second;
+                      });
+    if (same) {
+      constant += " " + key + "=" + first->second;
+    } else {
+      columns.push_back(key);
+    }
+  }
+  std::vector<std::size_t> widths;
+  for (const std::string& column : columns) {
+    std::size_t width = column.size();
+    for (const auto& row : rows) {
+      const auto found = row.find(column);
+      if (found != row.end()) width = std::max(width, found->second.size());
+    }
+    widths.push_back(width);
+  }
+  std::printf("\n#%s\n", constant.c_str());
+  const auto print_row = [&](const auto& cell) {
+    std::string text;
+    for (std::size_t i = 0; i < columns.size(); ++i) {
+      const std::string value = cell(i);
+      text += value + std::string(widths[i] + 2 - value.size(), ' ');
+    }
+    std::printf("%s\n", text.substr(0, text.find_last_not_of(' ') + 1).c_str());
+  };
+  print_row([&](std::size_t i) { return columns[i]; });
+  for (const auto& row : rows) {
+    print_row([&](std::size_t i) {
+      const auto found = row.find(columns[i]);
+      return found == row.end() ? std::string() : found->second;
+    });
+  }
+  std::fflush(stdout);
+}
+
+int run_benchmark(int argc, char** argv, const std::string& name,
+                  const std::function<void(Options&, Report&)>& body) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  try {
+    if (provided < MPI_THREAD_MULTIPLE) throw std::runtime_error("no MPI_THREAD_MULTIPLE");
+    Options options(argc, argv);
+    Report report(name, world_size());
+    body(options, report);
+    report.print_table();
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "bench/%s: rank %d: %s\n", name.c_str(), world_rank(), error.what());
+    std::fflush(stderr);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+  }
+  MPI_Finalize();
+  return 0;
+}
+
+void report_pair(Report& report, const Fields& fields, const std::string& op, double bytes,
+                 double flowio_seconds, double mpich_seconds) {
+  for (const auto& [impl, seconds] :
+       {std::pair{"flowio", flowio_seconds}, {"mpich", mpich_seconds}}) {
+    report.line(Fields(fields)
+                    .add("impl", impl)
+                    .add("op", op)
+                    .add("MiBps", bytes / kMiB / seconds)
+                    .add("seconds", seconds));
+  }
+  report.line(Fields(fields).add("op", op).add("ratio", mpich_seconds / flowio_seconds));
+}
+
+double median(std::vector<double> values) {
+  std::sort(values.begin(), values.end());
+  const std::size_t half = values.size() / 2;
+  return values.size() % 2 == 1 ? values[half] : (values[half - 1] + values[half]) / 2;
+}
+
+double time_collective(const std::function<void()>& operation) {
+  check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+  const double start = MPI_Wtime();
+  operation();
+  double elapsed = MPI_Wtime() - start, slowest = 0;
+  check_mpi(MPI_Allreduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD),
+            "MPI_Allreduce");
+  return slowest;
+}
+
+std::vector<std::byte> pattern(int rank, std::int64_t bytes) {
+  std::vector<std::byte> stream(static_cast<std::size_t>(bytes));
+  const std::uint64_t base = static_cast<std::uint64_t>(rank) << 40;
+  for (std::int64_t offset = 0; offset < bytes; offset += 8) {
+    const std::uint64_t word = mix(base + static_cast<std::uint64_t>(offset / 8));
+    std::memcpy(stream.data() + offset, &word,
+                static_cast<std::size_t>(std::min<std::int64_t>(8, bytes - offset)));
+  }
+  return stream;
+}
+
+std::vector<std::byte> typed_buffer(MPI_Datatype memtype, MPI_Count count,
+                                    const std::vector<std::byte>& stream) {
+  MPI_Count lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+  check_mpi(MPI_Type_get_extent_c(memtype, &lb, &extent), "MPI_Type_get_extent_c");
+  check_mpi(MPI_Type_get_true_extent_c(memtype, &true_lb, &true_extent),
+            "MPI_Type_get_true_extent_c");
+  const MPI_Count size = count == 0 ? 0 : (count - 1) * extent + true_lb + true_extent;
+  std::vector<std::byte> buffer(static_cast<std::size_t>(size), kGapByte);
+  MPI_Count position = 0;
+  check_mpi(MPI_Unpack_c(stream.data(), static_cast<MPI_Count>(stream.size()), &position,
+                         buffer.data(), count, memtype, MPI_COMM_SELF),
+            "MPI_Unpack_c");
+  if (position != static_cast<MPI_Count>(stream.size())) {
+    throw std::logic_error("pattern length differs from the memory type's size");
+  }
+  return buffer;
+}
+
+Datatype::Datatype(MPI_Datatype uncommitted) : type_(uncommitted) {
+  check_mpi(MPI_Type_commit(&type_), "MPI_Type_commit");
+}
+
+Datatype::Datatype(Datatype&& other) noexcept
+    : type_(std::exchange(other.type_, MPI_DATATYPE_NULL)) {}
+
+Datatype::~Datatype() {
+  if (type_ != MPI_DATATYPE_NULL) MPI_Type_free(&type_);
+}
+
+Info::Info(const flowio::Hints& hints) {
+  check_mpi(MPI_Info_create(&info_), "MPI_Info_create");
+  for (const auto& [key, value] : hints) {
+    check_mpi(MPI_Info_set(info_, key.c_str(), value.c_str()), "MPI_Info_set");
+  }
+}
+
+Info::~Info() { MPI_Info_free(&info_); }
+
+MpiFile::MpiFile(const std::string& path, const flowio::Hints& hints) {
+  const Info info(hints);
+  check_mpi(MPI_File_open(MPI_COMM_WORLD, path.c_str(), MPI_MODE_CREATE | MPI_MODE_RDWR, info.get(),
+                          &file_),
+            "MPI_File_open");
+}
+
+void MpiFile::close() {
+  if (file_ != MPI_FILE_NULL) check_mpi(MPI_File_close(&file_), "MPI_File_close");
+}
+
+MpiFile::~MpiFile() {
+  if (file_ != MPI_FILE_NULL) MPI_File_close(&file_);
+}
+
+ScratchFile::ScratchFile(const std::string& dir, const std::string& name) {
+  long long pid = ::getpid();
+  check_mpi(MPI_Bcast(&pid, 1, MPI_LONG_LONG, 0, MPI_COMM_WORLD), "MPI_Bcast");
+  path_ = dir + "/flowio_bench_" + std::to_string(pid) + "_" + name;
+  if (world_rank() == 0) ::unlink(path_.c_str());
+  check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+}
+
+ScratchFile::ScratchFile(ScratchFile&& other) noexcept : path_(std::exchange(other.path_, {})) {}
+
+ScratchFile::~ScratchFile() {
+  if (world_rank() == 0 && !path_.empty()) ::unlink(path_.c_str());
+}
+
+void verify_same_size(const std::string& a, const std::string& b, const std::string& what) {
+  bool same = true;
+  if (world_rank() == 0) same = file_size(a) == file_size(b);
+  verify(same, "file sizes differ: " + what);
+}
+
+Read flowio_read(flowio::File& file, MPI_Count count, MPI_Datatype memtype) {
+  return [&file, count, memtype](void* buffer) { file.read_at_all(0, buffer, count, memtype); };
+}
+
+Read mpich_read(MPI_File file, MPI_Count count, MPI_Datatype memtype) {
+  return [file, count, memtype](void* buffer) {
+    check_mpi(MPI_File_read_at_all_c(file, 0, buffer, count, memtype, MPI_STATUS_IGNORE),
+              "MPI_File_read_at_all_c");
+  };
+}
+
+double checked_read(const Read& read, const std::vector<std::byte>& expected,
+                    const std::string& what) {
+  std::vector<std::byte> buffer(expected.size(), kGapByte);
+  const double seconds = time_collective([&] { read(buffer.data()); });
+  verify(buffer == expected, "read back other data than written: " + what);
+  return seconds;
+}
+
+void verify_file(const std::string& reader, const std::string& path, const Access& access,
+                 const std::vector<std::byte>& expected, const std::string& what) {
+  const std::string label = reader + " reading " + what;
+  if (reader == "flowio") {
+    flowio::File file = flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::rdwr);
+    file.set_view(access.displacement, MPI_BYTE, access.filetype);
+    checked_read(flowio_read(file, access.count, access.memtype), expected, label);
+    file.close();
+  } else {
+    MpiFile file(path, {});
+    check_mpi(MPI_File_set_view(file.get(), access.displacement, MPI_BYTE, access.filetype,
+                                "native", MPI_INFO_NULL),
+              "MPI_File_set_view");
+    checked_read(mpich_read(file.get(), access.count, access.memtype), expected, label);
+    file.close();
+  }
+}
+
+void compare_access(Report& report, const Fields& fields, const Access& access,
+                    const AccessSettings& settings) {
+  MPI_Count type_size = 0;
+  check_mpi(MPI_Type_size_c(access.memtype, &type_size), "MPI_Type_size_c");
+  std::int64_t local_bytes = type_size * access.count, total_bytes = 0;
+  check_mpi(MPI_Allreduce(&local_bytes, &total_bytes, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD),
+            "MPI_Allreduce");
+  const std::vector<std::byte> expected =
+      typed_buffer(access.memtype, access.count, pattern(world_rank(), local_bytes));
+
+  const ScratchFile flowio_path(settings.dir, "flowio.dat"), mpich_path(settings.dir, "mpich.dat");
+  flowio::File file = flowio::File::open(MPI_COMM_WORLD, flowio_path.path(),
+                                         flowio::Mode::create | flowio::Mode::rdwr);
+  file.set_view(access.displacement, MPI_BYTE, access.filetype);
+  MpiFile mpich(mpich_path.path(), {});
+  check_mpi(MPI_File_set_view(mpich.get(), access.displacement, MPI_BYTE, access.filetype, "native",
+                              MPI_INFO_NULL),
+            "MPI_File_set_view");
+
+  const auto flowio_write = [&] {
+    file.write_at_all(0, expected.data(), access.count, access.memtype);
+    if (settings.sync) file.sync();
+  };
+  const auto mpich_write = [&] {
+    check_mpi(MPI_File_write_at_all_c(mpich.get(), 0, expected.data(), access.count, access.memtype,
+                                      MPI_STATUS_IGNORE),
+              "MPI_File_write_at_all_c");
+    if (settings.sync) check_mpi(MPI_File_sync(mpich.get()), "MPI_File_sync");
+  };
+  if (settings.write) {
+    std::vector<double> flowio_seconds, mpich_seconds;
+    for (int rep = 0; rep < settings.reps; ++rep) {
+      flowio_seconds.push_back(time_collective(flowio_write));
+      mpich_seconds.push_back(time_collective(mpich_write));
+    }
+    report_pair(report, fields, "write", static_cast<double>(total_bytes), median(flowio_seconds),
+                median(mpich_seconds));
+  } else {
+    flowio_write();
+    mpich_write();
+  }
+
+  // Every read is checked; without timed reads one read each checks the
+  // written data.
+  const Read read_flowio = flowio_read(file, access.count, access.memtype);
+  const Read read_mpich = mpich_read(mpich.get(), access.count, access.memtype);
+  std::vector<double> flowio_seconds, mpich_seconds;
+  for (int rep = 0; rep < (settings.read ? settings.reps : 1); ++rep) {
+    flowio_seconds.push_back(checked_read(read_flowio, expected, "flowio " + fields.text()));
+    mpich_seconds.push_back(checked_read(read_mpich, expected, "mpich " + fields.text()));
+  }
+  if (settings.read) {
+    report_pair(report, fields, "read", static_cast<double>(total_bytes), median(flowio_seconds),
+                median(mpich_seconds));
+  }
+
+  file.close();
+  mpich.close();
+  verify_same_size(flowio_path.path(), mpich_path.path(), fields.text());
+  verify_file("mpich", flowio_path.path(), access, expected, "flowio's file " + fields.text());
+  verify_file("flowio", mpich_path.path(), access, expected, "MPICH's file " + fields.text());
+}
+
+}  // namespace bench

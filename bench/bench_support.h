@@ -1,0 +1,246 @@
+// What the flowio-against-MPICH benchmarks share: the program frame,
+// --key=value options, collective timing, key=value output with a closing
+// table, data patterns that reveal misplaced bytes, RAII handles for the
+// MPI objects the MPICH side needs, and one routine that writes and reads
+// an access with both implementations and checks the results.
+//
+// Everything here is called by every rank of MPI_COMM_WORLD in the same
+// order (the benchmarks are single-threaded apart from flowio's own
+// threads). A failed check ends the job through MPI_Abort with a nonzero
+// exit code and leaves the scratch files in place for inspection.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <set>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "flowio/file.h"
+#include "flowio/hints.h"
+
+namespace bench {
+
+// --key=value arguments. Each accessor marks its key as known; finish()
+// rejects any argument no accessor asked for, so a misspelt flag is an
+// error rather than a silently ignored setting.
+class Options {
+ public:
+  Options(int argc, char** argv);
+  std::string text(const std::string& key, const std::string& fallback);
+  std::int64_t integer(const std::string& key, std::int64_t fallback);
+  // Throws std::invalid_argument unless the value is one of `allowed`.
+  std::string choice(const std::string& key, const std::string& fallback,
+                     const std::vector<std::string>& allowed);
+  void finish() const;
+
+ private:
+  std::map<std::string, std::string> values_;
+  std::set<std::string> known_;
+};
+
+// Settings every benchmark takes: --reps (default 5) and --dir (default
+// $TMPDIR, else /tmp).
+struct Common {
+  explicit Common(Options& options);
+  int reps;
+  std::string dir;
+};
+
+// Ends the job with exit code 2 after `why` on stderr, unless every rank
+// passes `ok` (collective).
+void verify(bool ok, const std::string& why);
+
+// Key=value pairs of one output line, in insertion order.
+class Fields {
+ public:
+  template <typename T>
+  Fields& add(const std::string& key, const T& value) {
+    if constexpr (std::is_floating_point_v<T>) {
+      pairs_.emplace_back(key, format_double(value));
+    } else if constexpr (std::is_arithmetic_v<T>) {
+      pairs_.emplace_back(key, std::to_string(value));
+    } else {
+      pairs_.emplace_back(key, std::string(value));
+    }
+    return *this;
+  }
+  Fields& append(const Fields& other);
+  std::string text() const;  // "key=value key=value"
+  const std::vector<std::pair<std::string, std::string>>& pairs() const { return pairs_; }
+
+ private:
+  static std::string format_double(double value);
+  std::vector<std::pair<std::string, std::string>> pairs_;
+};
+
+// Output on rank 0: each line as "bench=NAME ranks=N key=value ..." at once
+// (so a long run shows progress and a killed one keeps its results), and at
+// the end the same lines as a table whose columns are the keys.
+class Report {
+ public:
+  Report(std::string bench, int ranks);
+  void line(const Fields& fields);
+  // A comment for the reader, printed as "# text"; parsers skip it.
+  void note(const std::string& text) const;
+  void print_table() const;
+
+ private:
+  Fields prefix_;
+  std::vector<Fields> lines_;
+};
+
+// Initializes MPI with MPI_THREAD_MULTIPLE (flowio requires it) and runs
+// `body`, which reads its options, calls options.finish(), then measures.
+// Then prints the report's table, finalizes and returns 0 for main. An
+// exception (a bad option, an MPI or flowio error) is printed and aborts
+// the job with exit code 1.
+int run_benchmark(int argc, char** argv, const std::string& name,
+                  const std::function<void(Options&, Report&)>& body);
+
+// Prints the flowio line, the MPICH line and "ratio=" (flowio bandwidth
+// over MPICH's) for `bytes` moved in the two median times.
+void report_pair(Report& report, const Fields& fields, const std::string& op, double bytes,
+                 double flowio_seconds, double mpich_seconds);
+
+double median(std::vector<double> values);
+
+// Seconds of `operation` on the slowest rank: a barrier first, then the
+// maximum of every rank's elapsed MPI_Wtime.
+double time_collective(const std::function<void()>& operation);
+
+// The data stream `rank` writes: `bytes` bytes of 8-byte words, each a hash
+// of (rank, word index), so that no other rank's data and no other position
+// of this rank's matches it.
+std::vector<std::byte> pattern(int rank, std::int64_t bytes);
+
+// A buffer for `count` copies of `memtype` (lower bound 0) holding
+// `stream` where the type has data, kGapByte in its gaps: what a write
+// sends and what a read must produce.
+inline constexpr std::byte kGapByte{0xEE};
+std::vector<std::byte> typed_buffer(MPI_Datatype memtype, MPI_Count count,
+                                    const std::vector<std::byte>& stream);
+
+// An MPI datatype, committed at construction and freed with the handle.
+// Move-only.
+class Datatype {
+ public:
+  explicit Datatype(MPI_Datatype uncommitted);
+  Datatype(Datatype&& other) noexcept;
+  Datatype(const Datatype&) = delete;
+  Datatype& operator=(const Datatype&) = delete;
+  ~Datatype();
+  MPI_Datatype get() const { return type_; }
+
+ private:
+  MPI_Datatype type_;
+};
+
+// MPI_Info holding `hints`, freed with the handle.
+class Info {
+ public:
+  explicit Info(const flowio::Hints& hints);
+  Info(const Info&) = delete;
+  Info& operator=(const Info&) = delete;
+  ~Info();
+  MPI_Info get() const { return info_; }
+
+ private:
+  MPI_Info info_ = MPI_INFO_NULL;
+};
+
+// An MPICH MPI-IO file opened create|rdwr on MPI_COMM_WORLD; the destructor
+// closes it (collectively).
+class MpiFile {
+ public:
+  MpiFile(const std::string& path, const flowio::Hints& hints);
+  MpiFile(const MpiFile&) = delete;
+  MpiFile& operator=(const MpiFile&) = delete;
+  ~MpiFile();
+  MPI_File get() const { return file_; }
+  void close();
+
+ private:
+  MPI_File file_ = MPI_FILE_NULL;
+};
+
+// A job-unique path under `dir` (rank 0's pid is in it), removed when made
+// and when the handle goes. Declare it before the file handles that use it,
+// so that they are closed first.
+class ScratchFile {
+ public:
+  ScratchFile(const std::string& dir, const std::string& name);
+  ScratchFile(ScratchFile&& other) noexcept;
+  ScratchFile(const ScratchFile&) = delete;
+  ScratchFile& operator=(const ScratchFile&) = delete;
+  ~ScratchFile();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// A collective read of one implementation into the buffer it is given
+// (sized like the expected data).
+using Read = std::function<void(void*)>;
+// `count` copies of `memtype` at view offset 0 with read_at_all (flowio) or
+// MPI_File_read_at_all_c (MPICH). The file is borrowed for the Read's life.
+Read flowio_read(flowio::File& file, MPI_Count count, MPI_Datatype memtype);
+Read mpich_read(MPI_File file, MPI_Count count, MPI_Datatype memtype);
+
+// Runs `read` collectively into a buffer of kGapByte and checks that it
+// produced `expected` (gaps untouched); `what` names the data in the
+// failure message. Returns the read's time_collective seconds.
+double checked_read(const Read& read, const std::vector<std::byte>& expected,
+                    const std::string& what);
+
+// Ends the job unless the two closed files have the same size (collective).
+// Bytes no process wrote may differ: MPICH's two-phase write can fill holes
+// past the end of file with whatever its collective buffer held.
+void verify_same_size(const std::string& a, const std::string& b, const std::string& what);
+
+// One collective access: `count` copies of `memtype` through the view
+// (`displacement`, etype MPI_BYTE, `filetype`), at view offset 0. Types are
+// borrowed and committed.
+struct Access {
+  MPI_Offset displacement = 0;
+  MPI_Datatype filetype = MPI_BYTE;
+  MPI_Datatype memtype = MPI_BYTE;
+  MPI_Count count = 0;
+};
+
+struct AccessSettings {
+  int reps = 5;
+  std::string dir;
+  bool write = true;
+  bool read = true;
+  bool sync = false;  // sync after each timed write, inside the timing
+};
+
+// The Common options plus --op=both|write|read (default both) and
+// --sync=0|1 (default 0).
+AccessSettings access_settings(Options& options);
+
+// Opens the closed file `path` with `reader` ("flowio" or "mpich"), sets
+// the access's view and checks that reading the access gives `expected`.
+// Reading one implementation's file with the other checks where the data
+// landed, not only that a write and a read agree.
+void verify_file(const std::string& reader, const std::string& path, const Access& access,
+                 const std::vector<std::byte>& expected, const std::string& what);
+
+// Runs `access` with flowio (write_at_all / read_at_all) and with MPICH
+// (MPI_File_write_at_all / MPI_File_read_at_all) on two scratch files,
+// repetitions interleaved, and reports the median of each. Every read is
+// checked (without timed reads, one untimed read each checks the writes);
+// at the end the sizes are compared and each file is read with the other
+// implementation. With write off, the files are written once untimed.
+void compare_access(Report& report, const Fields& fields, const Access& access,
+                    const AccessSettings& settings);
+
+}  // namespace bench

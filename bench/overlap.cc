@@ -1,0 +1,178 @@
+// bench/overlap: how much of a checkpoint's durable write hides behind
+// computation. Each rank writes its share of --mib MiB (contiguous, ranks
+// one after another). Per repetition and implementation:
+//   t_io:      a blocking collective write of the checkpoint plus sync;
+//   t_total:   the same write started nonblocking, then t_io seconds of
+//              busy arithmetic on every rank (t_compute, as measured), then
+//              wait and sync;
+//   overlap =  (t_io + t_compute - t_total) / min(t_io, t_compute):
+//              1 when the write hides entirely, 0 when nothing overlaps.
+// flowio: iwrite_at_all, compute, Future::get(), sync(). MPICH:
+// MPI_File_iwrite_at_all_c, compute calling MPI_Test about every ms (MPICH
+// progresses nonblocking I/O only inside MPI calls unless its progress
+// thread is on: MPIR_CVAR_ASYNC_PROGRESS=1), MPI_Wait, MPI_File_sync.
+// Medians over the repetitions; MiBps is the blocking write's bandwidth.
+//
+// Usage: mpiexec -n N bazel-bin/bench/overlap [--mib=256] [--reps=5]
+//   [--dir=$TMPDIR]
+#include <mpi.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "bench/bench_support.h"
+#include "flowio/error.h"
+#include "flowio/file.h"
+
+namespace {
+
+using flowio::check_mpi;
+
+// Busy arithmetic for `seconds`, calling `poll` about once a millisecond;
+// returns the seconds it took.
+double compute(double seconds, const std::function<void()>& poll) {
+  const double start = MPI_Wtime();
+  double next_poll = start + 1e-3, x = 1.0;
+  for (double now = start; now - start < seconds; now = MPI_Wtime()) {
+    for (int i = 0; i < 1000; ++i) x = x * 1.0000001 + 1e-9;
+    if (now >= next_poll) {
+      poll();
+      next_poll = now + 1e-3;
+    }
+  }
+  // Keeps the arithmetic from being optimized away.
+  volatile double result = x;
+  static_cast<void>(result);
+  return MPI_Wtime() - start;
+}
+
+// One implementation's three phases.
+struct Phases {
+  std::function<void()> blocking_write;  // write + sync
+  std::function<void()> start_write;
+  std::function<void()> poll;
+  std::function<void()> finish_write;  // wait + sync
+};
+
+struct Times {
+  std::vector<double> io, compute, total, overlap;
+};
+
+void measure(const Phases& phases, Times& times) {
+  const double t_io = bench::time_collective(phases.blocking_write);
+  double t_compute = 0;
+  const double t_total = bench::time_collective([&] {
+    phases.start_write();
+    t_compute = compute(t_io, phases.poll);
+    phases.finish_write();
+  });
+  double slowest_compute = 0;
+  check_mpi(MPI_Allreduce(&t_compute, &slowest_compute, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD),
+            "MPI_Allreduce");
+  times.io.push_back(t_io);
+  times.compute.push_back(slowest_compute);
+  times.total.push_back(t_total);
+  times.overlap.push_back((t_io + slowest_compute - t_total) / std::min(t_io, slowest_compute));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return bench::run_benchmark(
+      argc, argv, "overlap", [](bench::Options& options, bench::Report& report) {
+        const bench::Common common(options);
+        const std::int64_t mib = options.integer("mib", 256);
+        options.finish();
+        if (mib < 1) throw std::invalid_argument("--mib must be positive");
+
+        int rank = 0, ranks = 1;
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+        const std::int64_t bytes = mib * 1048576 / ranks;
+        const std::vector<std::byte> data = bench::pattern(rank, bytes);
+
+        const bench::ScratchFile flowio_path(common.dir, "flowio.dat"),
+            mpich_path(common.dir, "mpich.dat");
+        flowio::File file = flowio::File::open(MPI_COMM_WORLD, flowio_path.path(),
+                                               flowio::Mode::create | flowio::Mode::rdwr);
+        file.set_view(rank * bytes, MPI_BYTE, MPI_BYTE);
+        bench::MpiFile mpich(mpich_path.path(), {});
+        check_mpi(MPI_File_set_view(mpich.get(), rank * bytes, MPI_BYTE, MPI_BYTE, "native",
+                                    MPI_INFO_NULL),
+                  "MPI_File_set_view");
+
+        flowio::Future<std::size_t> written;
+        const Phases flowio_phases{
+            [&] {
+              file.write_at_all(0, data.data(), bytes, MPI_BYTE);
+              file.sync();
+            },
+            [&] { written = file.iwrite_at_all(0, data.data(), bytes, MPI_BYTE); }, [] {},
+            [&] {
+              written.get();
+              file.sync();
+            }};
+        MPI_Request request = MPI_REQUEST_NULL;
+        const Phases mpich_phases{
+            [&] {
+              check_mpi(MPI_File_write_at_all_c(mpich.get(), 0, data.data(), bytes, MPI_BYTE,
+                                                MPI_STATUS_IGNORE),
+                        "MPI_File_write_at_all_c");
+              check_mpi(MPI_File_sync(mpich.get()), "MPI_File_sync");
+            },
+            [&] {
+              check_mpi(
+                  MPI_File_iwrite_at_all_c(mpich.get(), 0, data.data(), bytes, MPI_BYTE, &request),
+                  "MPI_File_iwrite_at_all_c");
+            },
+            [&] {
+              int done = 0;
+              check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+            },
+            [&] {
+              check_mpi(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
+              check_mpi(MPI_File_sync(mpich.get()), "MPI_File_sync");
+            }};
+
+        Times flowio_times, mpich_times;
+        for (int rep = 0; rep < common.reps; ++rep) {
+          measure(flowio_phases, flowio_times);
+          measure(mpich_phases, mpich_times);
+        }
+
+        file.close();
+        mpich.close();
+        const bench::Access checkpoint{rank * bytes, MPI_BYTE, MPI_BYTE, bytes};
+        for (const auto& [writer, path] :
+             {std::pair<std::string, std::string>{"flowio", flowio_path.path()},
+              {"mpich", mpich_path.path()}}) {
+          for (const std::string reader : {"flowio", "mpich"}) {
+            bench::verify_file(reader, path, checkpoint, data, writer + "'s checkpoint");
+          }
+        }
+        bench::verify_same_size(flowio_path.path(), mpich_path.path(), "the checkpoint");
+
+        const char* async_progress = std::getenv("MPIR_CVAR_ASYNC_PROGRESS");
+        for (const auto& [impl, times] :
+             {std::pair<std::string, const Times&>{"flowio", flowio_times},
+              {"mpich", mpich_times}}) {
+          bench::Fields line;
+          line.add("mib", mib).add("impl", impl);
+          if (impl == "mpich") line.add("async_progress", async_progress ? async_progress : "0");
+          report.line(line.add("MiBps", static_cast<double>(bytes) * ranks / 1048576.0 /
+                                            bench::median(times.io))
+                          .add("t_io", bench::median(times.io))
+                          .add("t_compute", bench::median(times.compute))
+                          .add("t_total", bench::median(times.total))
+                          .add("overlap", bench::median(times.overlap)));
+        }
+        report.note(
+            "MPICH's other setting to compare: MPIR_CVAR_ASYNC_PROGRESS=1 in the environment "
+            "(its progress thread); see bench/README.md");
+      });
+}

@@ -1,0 +1,98 @@
+#include "bench/regions.h"
+
+#include <cstdint>
+#include <stdexcept>
+#include <utility>
+
+#include "flowio/error.h"
+
+namespace bench {
+namespace {
+
+using flowio::check_mpi;
+
+int narrow(std::int64_t value) {
+  if (value < 0 || value > INT32_MAX) throw std::invalid_argument("pattern too large for an int");
+  return static_cast<int>(value);
+}
+
+Datatype contiguous(std::int64_t bytes) {
+  MPI_Datatype type;
+  check_mpi(MPI_Type_contiguous(narrow(bytes), MPI_BYTE, &type), "MPI_Type_contiguous");
+  return Datatype(type);
+}
+
+// `regions` blocks of `size` bytes, `stride` bytes apart, with extent
+// `extent`.
+Datatype strided(std::int64_t regions, std::int64_t size, std::int64_t stride, std::int64_t extent,
+                 Description description) {
+  MPI_Datatype blocks;
+  if (description == Description::compact) {
+    check_mpi(MPI_Type_vector(narrow(regions), narrow(size), narrow(stride), MPI_BYTE, &blocks),
+              "MPI_Type_vector");
+  } else {
+    const std::vector<int> lengths(static_cast<std::size_t>(regions), narrow(size));
+    std::vector<MPI_Aint> displacements(lengths.size());
+    for (std::size_t k = 0; k < displacements.size(); ++k) {
+      displacements[k] = static_cast<MPI_Aint>(k) * stride;
+    }
+    check_mpi(MPI_Type_create_hindexed(narrow(regions), lengths.data(), displacements.data(),
+                                       MPI_BYTE, &blocks),
+              "MPI_Type_create_hindexed");
+  }
+  MPI_Datatype resized;
+  check_mpi(MPI_Type_create_resized(blocks, 0, extent, &resized), "MPI_Type_create_resized");
+  MPI_Type_free(&blocks);
+  return Datatype(resized);
+}
+
+}  // namespace
+
+const std::vector<std::string>& region_cases() {
+  static const std::vector<std::string> cases = {"c-c", "nc-c", "c-nc", "nc-nc"};
+  return cases;
+}
+
+RegionPattern region_options(Options& options) {
+  RegionPattern pattern;
+  pattern.regions = options.integer("regions", pattern.regions);
+  pattern.region_size = options.integer("region_size", pattern.region_size);
+  pattern.spacing = options.integer("spacing", pattern.spacing);
+  return pattern;
+}
+
+RegionAccess make_region_access(const RegionPattern& pattern, Description description) {
+  if (pattern.regions < 1 || pattern.region_size < 1 || pattern.spacing < 0) {
+    throw std::invalid_argument("regions and region_size must be positive, spacing not negative");
+  }
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const bool memory_contiguous = pattern.name.starts_with("c-");
+  const bool file_contiguous = pattern.name.ends_with("-c");
+  const std::int64_t bytes = pattern.regions * pattern.region_size;
+
+  const std::int64_t memory_stride = pattern.region_size + pattern.spacing;
+  Datatype memtype =
+      memory_contiguous
+          ? contiguous(bytes)
+          : strided(pattern.regions, pattern.region_size, memory_stride,
+                    (pattern.regions - 1) * memory_stride + pattern.region_size, description);
+  const std::int64_t file_stride = ranks * pattern.region_size + pattern.spacing;
+  Datatype filetype = file_contiguous ? contiguous(bytes)
+                                      : strided(pattern.regions, pattern.region_size, file_stride,
+                                                pattern.regions * file_stride, description);
+  const MPI_Offset displacement = file_contiguous ? rank * bytes : rank * pattern.region_size;
+  const Access access{displacement, filetype.get(), memtype.get(), 1};
+  return RegionAccess{std::move(memtype), std::move(filetype), access};
+}
+
+Fields region_fields(const RegionPattern& pattern) {
+  return Fields()
+      .add("case", pattern.name)
+      .add("regions", pattern.regions)
+      .add("region_size", pattern.region_size)
+      .add("spacing", pattern.spacing);
+}
+
+}  // namespace bench

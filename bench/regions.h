@@ -1,0 +1,57 @@
+// The access pattern of the NCIO study (Ching et al., "Evaluating I/O
+// characteristics and methods for storing structured scientific data"),
+// shared by bench/ncio and bench/hpio: each rank moves `regions` regions of
+// `region_size` bytes, contiguous or not in memory and in the file.
+//
+//   memory, contiguous:     the regions back to back.
+//   memory, noncontiguous:  the regions `spacing` bytes apart.
+//   file, contiguous:       the rank's regions back to back at
+//                           rank * regions * region_size.
+//   file, noncontiguous:    the ranks' regions interleaved, then a gap:
+//                           region k of rank r at
+//                           k * (ranks * region_size + spacing) + r * region_size
+//                           (displacement r * region_size; a vector filetype
+//                           resized to the whole pattern, so views tile).
+//
+// A contiguous part is one contiguous type. A noncontiguous part is either
+// compact (a vector) or enumerated (an hindexed type listing every region:
+// the same typemap, as HPIO compares them).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "bench/bench_support.h"
+
+namespace bench {
+
+// "c-c", "nc-c", "c-nc", "nc-nc": memory, then file.
+const std::vector<std::string>& region_cases();
+
+enum class Description { compact, enumerated };
+
+struct RegionPattern {
+  std::string name;  // one of region_cases()
+  std::int64_t regions = 4096;
+  std::int64_t region_size = 8;
+  std::int64_t spacing = 128;
+};
+
+// This rank's types for `pattern` (owned) and the Access that borrows them;
+// moving a RegionAccess keeps the Access valid.
+struct RegionAccess {
+  Datatype memtype;
+  Datatype filetype;
+  Access access;
+};
+
+// --regions, --region_size and --spacing, defaults as above; no name yet.
+RegionPattern region_options(Options& options);
+
+RegionAccess make_region_access(const RegionPattern& pattern, Description description);
+
+// The key=value fields that name `pattern`.
+Fields region_fields(const RegionPattern& pattern);
+
+}  // namespace bench
