@@ -174,6 +174,22 @@ class CollectiveOperation : public std::enable_shared_from_this<CollectiveOperat
     core::Access access;
   };
 
+  // One round of the Alltoallw exchange: every process takes part in every
+  // round, as a client (its data for each aggregator's window of the round)
+  // and as an aggregator (its own window of the round, if it has one).
+  struct Round {
+    struct Share {
+      int peer;
+      std::int64_t from;  // position in this process's data stream
+      std::int64_t bytes;
+    };
+    std::vector<Share> shares;      // client side, by slot
+    std::vector<char> client_data;  // the shares, one after another
+    std::optional<std::size_t> window;  // index into windows_
+    std::vector<int> client_counts, client_displacements;
+    std::vector<int> window_counts, window_displacements;
+  };
+
   // Decided by every process alike, from the gathered summaries.
   bool two_phase() const;
   void plan_and_send_metadata();
@@ -181,6 +197,9 @@ class CollectiveOperation : public std::enable_shared_from_this<CollectiveOperat
   void receive_metadata(std::vector<MPI_Request>& requests);
   void run_data_phase();
   void run_independently();
+  void build_rounds();
+  void build_round_graph();
+  void post_round_exchange(std::size_t index, Async::gateway_type& gateway);
   void build_client_items();
   void build_windows();
   void build_graph();
@@ -224,6 +243,7 @@ class CollectiveOperation : public std::enable_shared_from_this<CollectiveOperat
   std::vector<Client> clients_;
 
   std::vector<ClientItem> client_items_;
+  std::vector<Round> rounds_;
   std::vector<WindowItem> windows_;
   std::atomic<std::size_t> remaining_{0};
   std::set<std::string> methods_;
@@ -297,8 +317,10 @@ bool CollectiveOperation::two_phase() const {
   using Buffering = CollectiveSettings::Buffering;
   const CollectiveSettings& settings = request_.settings;
   if (settings.buffering != Buffering::automatic) return settings.buffering == Buffering::enable;
+  // One piece per process is one request each however small; large pieces
+  // gain nothing from being gathered.
   return std::any_of(summaries_.begin(), summaries_.end(), [&](const core::AccessSummary& s) {
-    return s.bytes > 0 && s.bytes < settings.direct_threshold * s.pieces;
+    return s.pieces > 1 && s.bytes < settings.direct_threshold * s.pieces;
   });
 }
 
@@ -411,21 +433,30 @@ void CollectiveOperation::run_data_phase() {
     metadata_in_.clear();
     metadata_out_.clear();
     view_words_.clear();
-    build_client_items();
-    build_windows();
+    if (request_.settings.alltoallw) {
+      build_rounds();
+    } else {
+      build_client_items();
+      build_windows();
+    }
   });
   if (failure_) {
     // Every process is told at the agreement; the partners of this one
     // time out of nothing, because the agreement is their next step too.
     client_items_.clear();
     windows_.clear();
+    rounds_.clear();
   }
-  remaining_ = client_items_.size() + windows_.size();
+  remaining_ = rounds_.empty() ? client_items_.size() + windows_.size() : rounds_.size();
   if (remaining_ == 0) {
     finish();
     return;
   }
-  build_graph();
+  if (rounds_.empty()) {
+    build_graph();
+  } else {
+    build_round_graph();
+  }
   for (flow::input_node<std::size_t>* source : sources_) source->activate();
 }
 
@@ -491,6 +522,178 @@ void CollectiveOperation::build_windows() {
     if (next == std::numeric_limits<std::int64_t>::max()) break;
     x = next;
   }
+}
+
+void CollectiveOperation::build_rounds() {
+  const int slots = layout_->slots();
+  const std::size_t ranks = static_cast<std::size_t>(context_.ranks_);
+  // Every process lists every slot's windows the same way (all of them,
+  // with or without data), so round r means the same windows everywhere.
+  std::vector<std::vector<core::Window>> windows_by_slot(static_cast<std::size_t>(slots));
+  std::size_t round_count = 0;
+  for (int slot = 0; slot < slots; ++slot) {
+    std::vector<core::Window>& list = windows_by_slot[static_cast<std::size_t>(slot)];
+    std::int64_t x = layout_->begin();
+    while (const std::optional<core::Window> window = layout_->window_of_slot_from(slot, x)) {
+      list.push_back(*window);
+      x = window->end;
+    }
+    round_count = std::max(round_count, list.size());
+  }
+  std::vector<int> client_of_rank(ranks, -1);
+  for (std::size_t c = 0; c < clients_.size(); ++c) client_of_rank[clients_[c].rank] = static_cast<int>(c);
+  const core::Access& access = request_.access;
+  rounds_.resize(round_count);
+  for (std::size_t r = 0; r < round_count; ++r) {
+    Round& round = rounds_[r];
+    round.client_counts.assign(ranks, 0);
+    round.client_displacements.assign(ranks, 0);
+    round.window_counts.assign(ranks, 0);
+    round.window_displacements.assign(ranks, 0);
+    std::int64_t at = 0;
+    for (int slot = 0; slot < slots; ++slot) {
+      const std::vector<core::Window>& list = windows_by_slot[static_cast<std::size_t>(slot)];
+      if (r >= list.size()) continue;
+      const std::int64_t from = access.bytes_before(list[r].begin);
+      const std::int64_t bytes = access.bytes_before(list[r].end) - from;
+      if (bytes == 0) continue;
+      const int peer = request_.settings.aggregator_ranks[static_cast<std::size_t>(slot)];
+      round.shares.push_back(Round::Share{peer, from, bytes});
+      round.client_counts[static_cast<std::size_t>(peer)] = static_cast<int>(bytes);
+      round.client_displacements[static_cast<std::size_t>(peer)] = static_cast<int>(at);
+      at += bytes;
+    }
+    if (slot_ < 0) continue;
+    const std::vector<core::Window>& mine = windows_by_slot[static_cast<std::size_t>(slot_)];
+    if (r >= mine.size()) continue;
+    WindowItem item;
+    item.window = mine[r];
+    for (std::size_t c = 0; c < clients_.size(); ++c) {
+      const core::Access& client = clients_[c].access;
+      const std::int64_t bytes =
+          client.bytes_before(item.window.end) - client.bytes_before(item.window.begin);
+      if (bytes == 0) continue;
+      item.parts.push_back(WindowItem::Part{c, bytes, item.total});
+      const std::size_t peer = static_cast<std::size_t>(clients_[c].rank);
+      round.window_counts[peer] = static_cast<int>(bytes);
+      round.window_displacements[peer] = static_cast<int>(item.total);
+      item.total += bytes;
+    }
+    round.window = windows_.size();
+    windows_.push_back(std::move(item));
+  }
+}
+
+void CollectiveOperation::build_round_graph() {
+  graph_ = std::make_unique<flow::graph>();
+  flow::graph& graph = *graph_;
+  const bool writing = request_.writing;
+  auto source = std::make_unique<flow::input_node<std::size_t>>(
+      graph, [next = std::size_t{0}, count = rounds_.size()](tbb::flow_control& control) mutable {
+        if (next == count) {
+          control.stop();
+          return std::size_t{0};
+        }
+        return next++;
+      });
+  auto limiter = std::make_unique<flow::limiter_node<std::size_t>>(
+      graph, static_cast<std::size_t>(request_.settings.buffers_in_flight));
+  // Serial up to the exchange: rounds are collective calls, posted in
+  // round order on every process.
+  auto prepare = std::make_unique<flow::function_node<std::size_t, std::size_t>>(
+      graph, flow::serial, [this, writing](std::size_t index) {
+        Round& round = rounds_[index];
+        std::int64_t bytes = 0;
+        for (const Round::Share& share : round.shares) bytes += share.bytes;
+        round.client_data.resize(static_cast<std::size_t>(bytes));
+        if (round.window) {
+          WindowItem& item = windows_[*round.window];
+          item.buffer.resize(static_cast<std::size_t>(item.total));
+          if (!writing) read_window(item);
+        }
+        if (writing) {
+          const std::int64_t begin = now_ns();
+          std::int64_t at = 0;
+          guarded([&] {
+            for (const Round::Share& share : round.shares) {
+              exchange::pack_stream(request_.memory, share.from, share.bytes,
+                                    round.client_data.data() + at);
+              at += share.bytes;
+            }
+          });
+          account(kPack, begin, label(static_cast<std::int64_t>(index)), bytes);
+        }
+        return index;
+      });
+  auto exchange = std::make_unique<Async>(
+      graph, flow::serial, [this](std::size_t index, Async::gateway_type& gateway) {
+        post_round_exchange(index, gateway);
+      });
+  auto after = std::make_unique<flow::function_node<std::size_t, flow::continue_msg>>(
+      graph, flow::unlimited, [this, writing](std::size_t index) {
+        Round& round = rounds_[index];
+        if (round.window && writing) write_window(windows_[*round.window]);
+        if (!writing) {
+          const std::int64_t begin = now_ns();
+          std::int64_t at = 0;
+          guarded([&] {
+            for (const Round::Share& share : round.shares) {
+              exchange::unpack_stream(request_.memory, share.from, share.bytes,
+                                      round.client_data.data() + at);
+              at += share.bytes;
+            }
+          });
+          account(kUnpack, begin, label(static_cast<std::int64_t>(index)), at);
+        }
+        if (round.window) windows_[*round.window].buffer = {};
+        round.client_data = {};
+        item_done();
+        return flow::continue_msg();
+      });
+  flow::make_edge(*source, *limiter);
+  flow::make_edge(*limiter, *prepare);
+  flow::make_edge(*prepare, *exchange);
+  flow::make_edge(*exchange, *after);
+  flow::make_edge(*after, limiter->decrementer());
+  sources_.push_back(source.get());
+  nodes_.push_back(std::move(source));
+  nodes_.push_back(std::move(limiter));
+  nodes_.push_back(std::move(prepare));
+  nodes_.push_back(std::move(exchange));
+  nodes_.push_back(std::move(after));
+}
+
+void CollectiveOperation::post_round_exchange(std::size_t index, Async::gateway_type& gateway) {
+  Round& round = rounds_[index];
+  gateway.reserve_wait();
+  const std::int64_t begin = now_ns();
+  const std::vector<MPI_Datatype> bytes(static_cast<std::size_t>(context_.ranks_), MPI_BYTE);
+  char* window_data = round.window ? windows_[*round.window].buffer.data() : nullptr;
+  const bool writing = request_.writing;
+  // Writes: clients send their shares, aggregators receive windows.
+  // Reads: the other way round.
+  char* send = writing ? round.client_data.data() : window_data;
+  char* receive = writing ? window_data : round.client_data.data();
+  const std::vector<int>& send_counts = writing ? round.client_counts : round.window_counts;
+  const std::vector<int>& send_displacements =
+      writing ? round.client_displacements : round.window_displacements;
+  const std::vector<int>& receive_counts = writing ? round.window_counts : round.client_counts;
+  const std::vector<int>& receive_displacements =
+      writing ? round.window_displacements : round.client_displacements;
+  std::vector<MPI_Request> requests(1, MPI_REQUEST_NULL);
+  guarded([&] {
+    check_mpi(MPI_Ialltoallw(send, send_counts.data(), send_displacements.data(), bytes.data(),
+                             receive, receive_counts.data(), receive_displacements.data(),
+                             bytes.data(), context_.data_comm_, requests.data()),
+              "MPI_Ialltoallw");
+  });
+  if (requests[0] == MPI_REQUEST_NULL) requests.clear();
+  context_.engine_.progress().watch(std::move(requests), [this, index, begin, &gateway](int code) {
+    if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("MPI_Ialltoallw", code)));
+    account(kExchange, begin, label(static_cast<std::int64_t>(index)) + " alltoallw");
+    gateway.try_put(index);
+    gateway.release_wait();
+  });
 }
 
 void CollectiveOperation::build_graph() {
@@ -760,12 +963,13 @@ void CollectiveOperation::finish() {
   statistics.seconds = static_cast<double>(now_ns() - started_ns_) * 1e-9;
   statistics.aggregators = static_cast<int>(request_.settings.aggregator_ranks.size());
   statistics.aggregator = slot_ >= 0;
-  statistics.iterations = static_cast<std::int64_t>(client_items_.size() + windows_.size());
+  statistics.iterations =
+      static_cast<std::int64_t>(client_items_.size() + windows_.size() + rounds_.size());
   statistics.realm_policy = core::realm_policy_name(request_.settings.realms.policy);
   for (const std::string& method : methods_) {
     statistics.method += (statistics.method.empty() ? "" : "+") + method;
   }
-  statistics.exchange = "point_to_point";
+  statistics.exchange = request_.settings.alltoallw ? "alltoallw" : "point_to_point";
   for (int stage = 0; stage < kStages; ++stage) {
     const StageCounters& counters = stages_[stage];
     statistics.stages.push_back(StageStatistics{
@@ -776,6 +980,7 @@ void CollectiveOperation::finish() {
 
   client_items_.clear();
   windows_.clear();
+  rounds_.clear();
   clients_.clear();
   if (outcome) {
     promise_.set_exception(outcome);

@@ -14,9 +14,9 @@ namespace flowio::runtime {
 struct CollectiveSettings {
   // romio_cb_write / romio_cb_read: enable = always two-phase I/O;
   // disable = each process accesses the file on its own; automatic = on its
-  // own when every process's pieces are large (mean at least
-  // direct_threshold bytes), where gathering them would only copy data
-  // twice, and two-phase otherwise.
+  // own when every process's data is one contiguous piece or its pieces
+  // are large (mean at least direct_threshold bytes), where gathering them
+  // would only copy data twice, and two-phase otherwise.
   enum class Buffering { automatic, enable, disable };
   Buffering buffering = Buffering::automatic;
   std::int64_t direct_threshold = std::int64_t{1} << 20;

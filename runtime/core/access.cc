@@ -32,6 +32,7 @@ std::int64_t Access::estimated_pieces() const {
   if (bytes_ == 0) return 0;
   if (!view_) return static_cast<std::int64_t>(pieces_.size());
   const FlatType& type = view_->filetype();
+  if (type.is_contiguous()) return 1;
   // Tiles the range touches, each with at most run_count() pieces.
   const std::int64_t tiles = (bytes_ + type.size() - 1) / type.size() + 1;
   return tiles * type.run_count();
