@@ -62,6 +62,9 @@ void merge_sorted_runs(std::vector<io::WindowPiece>& pieces, std::vector<std::si
   }
 }
 
+// Frees a buffer's memory (assigning {} would keep its capacity).
+void release(std::vector<char>& buffer) { std::vector<char>().swap(buffer); }
+
 std::int64_t file_size(int fd) {
   struct stat status {};
   if (fstat(fd, &status) != 0) throw_errno(errno, "fstat");
@@ -645,8 +648,8 @@ void CollectiveOperation::build_round_graph() {
           });
           account(kUnpack, begin, label(static_cast<std::int64_t>(index)), at);
         }
-        if (round.window) windows_[*round.window].buffer = {};
-        round.client_data = {};
+        if (round.window) release(windows_[*round.window].buffer);
+        release(round.client_data);
         item_done();
         return flow::continue_msg();
       });
@@ -753,7 +756,7 @@ void CollectiveOperation::build_graph() {
         graph, flow::unlimited, [this, writing](std::size_t index) {
           ClientItem& item = client_items_[index];
           if (!writing) unpack(item);
-          item.staging = {};
+          release(item.staging);
           return index;
         }));
     auto& done = add(done_node());
@@ -782,7 +785,7 @@ void CollectiveOperation::build_graph() {
         graph, flow::unlimited, [this, writing](std::size_t index) {
           WindowItem& item = windows_[index];
           if (writing) write_window(item);
-          item.buffer = {};
+          release(item.buffer);
           return index;
         }));
     auto& done = add(done_node());
