@@ -38,7 +38,7 @@ struct WindowIoSettings {
   SieveMode sieve = SieveMode::automatic;
   // automatic: sieve when the extent divided by the number of pieces (the
   // mean distance from one piece to the next) is below this many bytes.
-  std::int64_t sieve_threshold = 8192;
+  std::int64_t sieve_threshold = 16384;
 };
 
 enum class WindowMethod { none, contiguous, sieve, vectored };

@@ -105,6 +105,10 @@ CollectiveSettings CollectiveSettings::from_hints(const Hints& hints, int ranks,
   if (const std::string* text = find(hints, writing ? "romio_ds_write" : "romio_ds_read")) {
     settings.window_io.sieve = io::parse_sieve_mode(*text);
   }
+  // Measured with bench/sieve on the development machine (bench/README.md):
+  // sieving a 16 MiB window of 8-byte pieces beats one request per piece
+  // below these mean distances between pieces.
+  settings.window_io.sieve_threshold = writing ? 16384 : 4096;
   if (const std::string* text = find(hints, "flowio_ds_threshold")) {
     settings.window_io.sieve_threshold = parse_count("flowio_ds_threshold", *text, 0);
   }

@@ -15,8 +15,9 @@
 //   flowio_aggregators       which ranks aggregate, as "0,2,5" (overrides the
 //                            default spread; cb_nodes then takes the first n).
 //   romio_cb_write,          "automatic" (default): each process accesses the
-//   romio_cb_read            file itself when every process's pieces are large
-//                            (mean >= flowio_direct_threshold, default 1 MiB),
+//   romio_cb_read            file itself when every process's data is one
+//                            contiguous piece or its pieces are large (mean >=
+//                            flowio_direct_threshold, default 1 MiB),
 //                            else two-phase I/O; "enable": always two-phase;
 //                            "disable": never.
 //   flowio_direct_threshold  that piece size in bytes.
@@ -33,8 +34,9 @@
 //   romio_ds_read            the covering extent) when the mean distance between
 //                            pieces is below flowio_ds_threshold, else vectored
 //                            I/O; "enable" / "disable" force it.
-//   flowio_ds_threshold      that distance in bytes (default measured on the
-//                            development machine; see bench/README.md).
+//   flowio_ds_threshold      that distance in bytes (default 16384 for writes,
+//                            4096 for reads: the crossovers bench/sieve
+//                            measured on the development machine).
 //   flowio_exchange          "point_to_point" (default) or "alltoallw".
 #pragma once
 
