@@ -54,6 +54,14 @@ class WordReader {
     if (position_ >= words_.size()) throw_malformed();
     return words_[position_++];
   }
+  // Reads a count of items of `words_each` words that must all follow.
+  std::size_t next_count(std::size_t words_each) {
+    const std::int64_t count = next();
+    if (count < 0 || static_cast<std::uint64_t>(count) > (words_.size() - position_) / words_each) {
+      throw_malformed();
+    }
+    return static_cast<std::size_t>(count);
+  }
 
  private:
   std::span<const std::int64_t> words_;
@@ -96,7 +104,7 @@ core::Access decode_access(std::span<const std::int64_t> words) {
   const std::int64_t kind = in.next();
   if (kind == kEmpty) return core::Access();
   if (kind == kPieces) {
-    std::vector<core::Piece> pieces(static_cast<std::size_t>(in.next()));
+    std::vector<core::Piece> pieces(in.next_count(2));
     for (core::Piece& piece : pieces) {
       piece.offset = in.next();
       piece.length = in.next();
@@ -107,19 +115,25 @@ core::Access decode_access(std::span<const std::int64_t> words) {
   const std::int64_t stream_begin = in.next(), stream_end = in.next();
   const std::int64_t displacement = in.next(), etype_size = in.next();
   const std::int64_t lb = in.next(), extent = in.next();
-  const std::int64_t node_count = in.next();
+  const std::size_t node_count = in.next_count(2);
   std::vector<core::FlatNodePtr> nodes;
-  for (std::int64_t n = 0; n < node_count; ++n) {
-    if (in.next() == kRun) {
-      nodes.push_back(core::make_run(in.next()));
+  for (std::size_t n = 0; n < node_count; ++n) {
+    const std::int64_t node_kind = in.next();
+    if (node_kind == kRun) {
+      const std::int64_t size = in.next();
+      if (size < 0) throw_malformed();
+      nodes.push_back(core::make_run(size));
       continue;
     }
-    const std::int64_t repeat = in.next(), repeat_stride = in.next(), count = in.next();
-    std::vector<core::FlatBlock> blocks(static_cast<std::size_t>(count));
+    if (node_kind != kBlocks) throw_malformed();
+    const std::int64_t repeat = in.next(), repeat_stride = in.next();
+    if (repeat < 0) throw_malformed();
+    std::vector<core::FlatBlock> blocks(in.next_count(4));
     for (core::FlatBlock& block : blocks) {
       block.displacement = in.next();
       block.count = in.next();
       block.stride = in.next();
+      if (block.count < 0) throw_malformed();
       const std::int64_t child = in.next();
       if (child < 0 || child >= static_cast<std::int64_t>(nodes.size())) {
         throw_malformed();
