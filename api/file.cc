@@ -9,6 +9,7 @@
 #include <string>
 
 #include "flowio/error.h"
+#include "io/direct_io_backend.h"
 #include "io/file_descriptor.h"
 #include "io/storage_backend.h"
 #include "io/view_transfer.h"
@@ -16,11 +17,11 @@
 #include "runtime/collective_operation.h"
 #include "runtime/collective_settings.h"
 #include "runtime/core/access.h"
-#include "runtime/core/memory_layout.h"
-#include "runtime/trace.h"
 #include "runtime/core/file_view.h"
 #include "runtime/core/flat_type.h"
+#include "runtime/core/memory_layout.h"
 #include "runtime/engine.h"
+#include "runtime/trace.h"
 
 namespace flowio {
 namespace {
@@ -59,6 +60,7 @@ struct File::Impl {
   Mode mode = Mode::rdonly;
   Hints hints;
   io::FileDescriptor fd;
+  io::FileDescriptor direct_fd;  // O_DIRECT, with the hint flowio_direct_io
   std::unique_ptr<io::StorageBackend> backend;
   std::shared_ptr<runtime::Engine> engine;
   std::shared_ptr<const core::FileView> view = std::make_shared<core::FileView>();
@@ -90,6 +92,11 @@ struct File::Impl {
     std::unique_lock lock(mutex);
     idle.wait(lock, [this] { return pending == 0; });
   }
+
+  // Opens the second, O_DIRECT descriptor and routes aligned requests to
+  // it. Where the file system refuses O_DIRECT, I/O stays buffered and the
+  // hint reports "disable".
+  void open_direct();
 
   void begin_operation() {
     std::lock_guard lock(mutex);
@@ -140,6 +147,16 @@ File::Impl& File::impl() const {
   return *impl_;
 }
 
+void File::Impl::open_direct() {
+  try {
+    direct_fd = io::FileDescriptor::open(path, open_flags(mode, false) | O_DIRECT);
+  } catch (const IoError&) {
+    hints["flowio_direct_io"] = "disable";
+    return;
+  }
+  backend = std::make_unique<io::DirectIoBackend>(std::move(backend), fd.get(), direct_fd.get());
+}
+
 File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& hints) {
   validate_mode(mode);
   if (comm == MPI_COMM_NULL) throw UsageError(ErrorCode::invalid_argument, "open: MPI_COMM_NULL");
@@ -167,9 +184,13 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
     if (impl->rank != 0) impl->fd = io::FileDescriptor::open(path, open_flags(mode, false));
   });
   if (has(mode, Mode::append)) impl->pointer = impl->fd.size();
+  if (const auto direct = hints.find("flowio_direct_io");
+      direct != hints.end() && direct->second == "enable") {
+    impl->open_direct();
+  }
   MPI_Comm_size(impl->comm, &impl->ranks);
   impl->collective = std::make_unique<runtime::CollectiveContext>(impl->comm, impl->fd.get(),
-                                                                 *impl->backend, *impl->engine);
+                                                                  *impl->backend, *impl->engine);
   return File(std::move(impl));
 }
 
@@ -234,8 +255,8 @@ File::Impl::Transfer File::Impl::prepare_transfer(bool writing, MPI_Offset offse
     throw UsageError(ErrorCode::invalid_argument,
                      std::string(operation) + ": the view's filetype holds no data");
   }
-  transfer.memory = core::MemoryLayout{transfer.memory_type.get(), count,
-                                       reinterpret_cast<std::int64_t>(buffer)};
+  transfer.memory =
+      core::MemoryLayout{transfer.memory_type.get(), count, reinterpret_cast<std::int64_t>(buffer)};
   transfer.stream_position = offset * view->etype_size();
   if (advance_pointer) pointer = offset + bytes / view->etype_size();
   return transfer;
@@ -277,8 +298,7 @@ Future<std::size_t> File::Impl::start_collective(bool writing, MPI_Offset offset
   request.memory = transfer.memory;
   begin_operation();
   try {
-    return runtime::start_collective(*collective, std::move(request),
-                                     [this] { end_operation(); });
+    return runtime::start_collective(*collective, std::move(request), [this] { end_operation(); });
   } catch (...) {
     end_operation();
     throw;
@@ -343,7 +363,9 @@ std::size_t File::read_all(void* buffer, MPI_Count count, MPI_Datatype datatype)
   return iread_all(buffer, count, datatype).get();
 }
 
-std::vector<OperationStatistics> File::statistics() const { return impl().collective->statistics(); }
+std::vector<OperationStatistics> File::statistics() const {
+  return impl().collective->statistics();
+}
 
 std::size_t File::write_at(MPI_Offset offset, const void* buffer, MPI_Count count,
                            MPI_Datatype datatype) {

@@ -14,8 +14,8 @@
 
 #include <cstdint>
 #include <cstring>
-#include <functional>
 #include <fstream>
+#include <functional>
 #include <random>
 #include <stdexcept>
 #include <string>
@@ -96,8 +96,8 @@ int main(int argc, char** argv) {
         const bench::Datatype filetype(tile);
         const flowio::Hints hints = {{"cb_buffer_size", std::to_string(buffer_mib << 20)},
                                      {"flowio_buffers_in_flight", std::to_string(in_flight)}};
-        const double allowed = 2.0 * static_cast<double>(in_flight * buffer_mib) +
-                                static_cast<double>(slack_mib);
+        const double allowed =
+            2.0 * static_cast<double>(in_flight * buffer_mib) + static_cast<double>(slack_mib);
         const bench::Fields fields = bench::Fields()
                                          .add("GiB", gib)
                                          .add("piece", piece)
@@ -119,25 +119,27 @@ int main(int argc, char** argv) {
         const bench::ScratchFile flowio_path(common.dir, "memory_flowio");
         double flowio_seconds = 0;
         const double flowio_growth = peak_growth_mib([&] {
-          flowio::File file = flowio::File::open(MPI_COMM_WORLD, flowio_path.path(),
-                                                 flowio::Mode::create | flowio::Mode::wronly,
-                                                 hints);
+          flowio::File file =
+              flowio::File::open(MPI_COMM_WORLD, flowio_path.path(),
+                                 flowio::Mode::create | flowio::Mode::wronly, hints);
           file.set_view(rank * piece, MPI_BYTE, filetype.get());
           flowio_seconds =
               bench::time_collective([&] { file.write_all(data.data(), bytes, MPI_BYTE); });
           file.close();
         });
 
-        report.line(bench::Fields().append(fields).add("impl", "mpich").add(
-            "peak_growth_MiB", mpich_growth).add("seconds", mpich_seconds));
+        report.line(bench::Fields()
+                        .append(fields)
+                        .add("impl", "mpich")
+                        .add("peak_growth_MiB", mpich_growth)
+                        .add("seconds", mpich_seconds));
         report.line(bench::Fields()
                         .append(fields)
                         .add("impl", "flowio")
                         .add("peak_growth_MiB", flowio_growth)
                         .add("allowed_MiB", allowed)
                         .add("seconds", flowio_seconds));
-        report.line(bench::Fields().append(fields).add(
-            "ratio", mpich_seconds / flowio_seconds));
+        report.line(bench::Fields().append(fields).add("ratio", mpich_seconds / flowio_seconds));
         bench::verify(sample_matches(flowio_path.path(), data, rank, ranks, piece),
                       "flowio's file does not hold the data written");
         bench::verify(sample_matches(mpich_path.path(), data, rank, ranks, piece),

@@ -7,9 +7,7 @@
 namespace flowio::exchange {
 namespace {
 
-[[noreturn]] void throw_malformed() {
-  throw MpiError("malformed access metadata received", 0);
-}
+[[noreturn]] void throw_malformed() { throw MpiError("malformed access metadata received", 0); }
 
 enum Kind : std::int64_t { kEmpty = 0, kView = 1, kPieces = 2 };
 enum NodeKind : std::int64_t { kRun = 0, kBlocks = 1 };
@@ -143,8 +141,8 @@ core::Access decode_access(std::span<const std::int64_t> words) {
     nodes.push_back(core::make_blocks(std::move(blocks), repeat, repeat_stride));
   }
   if (nodes.empty()) throw_malformed();
-  auto view = std::make_shared<const core::FileView>(
-      displacement, etype_size, core::FlatType(nodes.back(), lb, extent));
+  auto view = std::make_shared<const core::FileView>(displacement, etype_size,
+                                                     core::FlatType(nodes.back(), lb, extent));
   return core::Access(std::move(view), stream_begin, stream_end);
 }
 

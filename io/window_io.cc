@@ -53,10 +53,10 @@ struct RequestList {
     };
     std::vector<Run> runs;
     for (const WindowPiece& piece : pieces) {
-      const bool extends = !runs.empty() &&
-                           runs.back().offset + static_cast<std::int64_t>(runs.back().bytes) ==
-                               piece.offset &&
-                           iovecs.size() - runs.back().first < kIovecsPerRequest;
+      const bool extends =
+          !runs.empty() &&
+          runs.back().offset + static_cast<std::int64_t>(runs.back().bytes) == piece.offset &&
+          iovecs.size() - runs.back().first < kIovecsPerRequest;
       if (!extends) runs.push_back(Run{piece.offset, iovecs.size(), 0});
       iovecs.push_back(iovec{piece.data, static_cast<std::size_t>(piece.length)});
       runs.back().bytes += static_cast<std::size_t>(piece.length);
@@ -64,9 +64,10 @@ struct RequestList {
     requests.reserve(runs.size());
     for (std::size_t i = 0; i < runs.size(); ++i) {
       const std::size_t last = i + 1 < runs.size() ? runs[i + 1].first : iovecs.size();
-      requests.push_back(IoRequest{
-          runs[i].offset, std::span<const iovec>(iovecs.data() + runs[i].first, last - runs[i].first),
-          runs[i].bytes});
+      requests.push_back(
+          IoRequest{runs[i].offset,
+                    std::span<const iovec>(iovecs.data() + runs[i].first, last - runs[i].first),
+                    runs[i].bytes});
     }
   }
 };
@@ -91,8 +92,9 @@ SieveMode parse_sieve_mode(const std::string& text) {
   if (text == "automatic") return SieveMode::automatic;
   if (text == "enable") return SieveMode::enable;
   if (text == "disable") return SieveMode::disable;
-  throw UsageError(ErrorCode::invalid_argument,
-                   "data sieving hint: expected automatic, enable or disable, got \"" + text + "\"");
+  throw UsageError(
+      ErrorCode::invalid_argument,
+      "data sieving hint: expected automatic, enable or disable, got \"" + text + "\"");
 }
 
 const char* window_method_name(WindowMethod method) {

@@ -186,8 +186,8 @@ class CollectiveOperation : public std::enable_shared_from_this<CollectiveOperat
       std::int64_t from;  // position in this process's data stream
       std::int64_t bytes;
     };
-    std::vector<Share> shares;      // client side, by slot
-    std::vector<char> client_data;  // the shares, one after another
+    std::vector<Share> shares;          // client side, by slot
+    std::vector<char> client_data;      // the shares, one after another
     std::optional<std::size_t> window;  // index into windows_
     std::vector<int> client_counts, client_displacements;
     std::vector<int> window_counts, window_displacements;
@@ -222,8 +222,8 @@ class CollectiveOperation : public std::enable_shared_from_this<CollectiveOperat
   void fail(std::exception_ptr failure);
   template <typename Body>
   void guarded(Body&& body);
-  void account(Stage stage, std::int64_t begin_ns, const std::string& label,
-               std::int64_t bytes = 0, std::int64_t messages = 0, std::int64_t requests = 0);
+  void account(Stage stage, std::int64_t begin_ns, const std::string& label, std::int64_t bytes = 0,
+               std::int64_t messages = 0, std::int64_t requests = 0);
   std::string label(std::int64_t window_index) const;
 
   CollectiveContext& context_;
@@ -302,9 +302,8 @@ Future<std::size_t> CollectiveOperation::start() {
   summaries_.resize(static_cast<std::size_t>(context_.ranks_));
   // Posted here, on the caller's thread, so that every process posts its
   // operations' collectives in the same order.
-  check_mpi(MPI_Iallgather(&summary_, sizeof summary_, MPI_BYTE, summaries_.data(),
-                           sizeof summary_, MPI_BYTE, context_.metadata_comm_,
-                           &summary_request_),
+  check_mpi(MPI_Iallgather(&summary_, sizeof summary_, MPI_BYTE, summaries_.data(), sizeof summary_,
+                           MPI_BYTE, context_.metadata_comm_, &summary_request_),
             "MPI_Iallgather");
   account(kOffsets, started_ns_, label(-1));
   context_.run_in_order([this] {
@@ -337,8 +336,8 @@ void CollectiveOperation::plan_and_send_metadata() {
   }
   const CollectiveSettings& settings = request_.settings;
   layout_ = core::plan_realms(settings.realms, summaries_, context_.persistent_unit_);
-  const auto mine = std::find(settings.aggregator_ranks.begin(), settings.aggregator_ranks.end(),
-                              context_.rank_);
+  const auto mine =
+      std::find(settings.aggregator_ranks.begin(), settings.aggregator_ranks.end(), context_.rank_);
   if (mine != settings.aggregator_ranks.end()) {
     slot_ = static_cast<int>(mine - settings.aggregator_ranks.begin());
   }
@@ -385,15 +384,15 @@ void CollectiveOperation::send_metadata(std::vector<MPI_Request>& requests) {
   const int tag = static_cast<int>(sequence_ % static_cast<std::uint64_t>(context_.tag_bound_));
   for (int slot = 0; slot < slots; ++slot) {
     if (!layout_->realm_meets(slot, access.file_begin(), access.file_end())) continue;
-    const bool as_list = !pieces_by_slot.empty() &&
-                         2 * pieces_by_slot[slot].size() + 2 < view_words.size();
+    const bool as_list =
+        !pieces_by_slot.empty() && 2 * pieces_by_slot[slot].size() + 2 < view_words.size();
     metadata_out_.push_back(as_list ? exchange::encode_pieces(pieces_by_slot[slot]) : view_words);
     const std::vector<std::int64_t>& words = metadata_out_.back();
     MPI_Request request;
-    check_mpi(MPI_Isend(words.data(), static_cast<int>(words.size()), MPI_INT64_T,
-                        request_.settings.aggregator_ranks[slot], tag, context_.metadata_comm_,
-                        &request),
-              "MPI_Isend");
+    check_mpi(
+        MPI_Isend(words.data(), static_cast<int>(words.size()), MPI_INT64_T,
+                  request_.settings.aggregator_ranks[slot], tag, context_.metadata_comm_, &request),
+        "MPI_Isend");
     requests.push_back(request);
   }
 }
@@ -469,11 +468,10 @@ void CollectiveOperation::run_independently() {
     if (access.empty()) return;
     const std::int64_t begin = now_ns();
     const std::int64_t moved =
-        request_.writing
-            ? io::write_to_view(context_.backend_, context_.fd_, *access.view(),
-                                access.stream_begin(), request_.memory)
-            : io::read_from_view(context_.backend_, context_.fd_, *access.view(),
-                                 access.stream_begin(), request_.memory);
+        request_.writing ? io::write_to_view(context_.backend_, context_.fd_, *access.view(),
+                                             access.stream_begin(), request_.memory)
+                         : io::read_from_view(context_.backend_, context_.fd_, *access.view(),
+                                              access.stream_begin(), request_.memory);
     account(kIo, begin, label(-1), moved);
     std::lock_guard lock(mutex_);
     methods_.insert("direct");
@@ -544,7 +542,8 @@ void CollectiveOperation::build_rounds() {
     round_count = std::max(round_count, list.size());
   }
   std::vector<int> client_of_rank(ranks, -1);
-  for (std::size_t c = 0; c < clients_.size(); ++c) client_of_rank[clients_[c].rank] = static_cast<int>(c);
+  for (std::size_t c = 0; c < clients_.size(); ++c)
+    client_of_rank[clients_[c].rank] = static_cast<int>(c);
   const core::Access& access = request_.access;
   rounds_.resize(round_count);
   for (std::size_t r = 0; r < round_count; ++r) {
@@ -628,10 +627,10 @@ void CollectiveOperation::build_round_graph() {
         }
         return index;
       });
-  auto exchange = std::make_unique<Async>(
-      graph, flow::serial, [this](std::size_t index, Async::gateway_type& gateway) {
-        post_round_exchange(index, gateway);
-      });
+  auto exchange = std::make_unique<Async>(graph, flow::serial,
+                                          [this](std::size_t index, Async::gateway_type& gateway) {
+                                            post_round_exchange(index, gateway);
+                                          });
   auto after = std::make_unique<flow::function_node<std::size_t, flow::continue_msg>>(
       graph, flow::unlimited, [this, writing](std::size_t index) {
         Round& round = rounds_[index];
@@ -739,12 +738,11 @@ void CollectiveOperation::build_graph() {
 
   if (!client_items_.empty()) {
     // Zero-copy items pin no buffer of ours: let more of them fly.
-    const std::size_t limit = static_cast<std::size_t>(in_flight) *
-                              (request_.memory.contiguous() ? layout_->slots() : 1);
+    const std::size_t limit =
+        static_cast<std::size_t>(in_flight) * (request_.memory.contiguous() ? layout_->slots() : 1);
     auto& limiter = add_source(client_items_.size(), limit);
     auto& exchange = add(std::make_unique<Async>(
-        graph, flow::unlimited,
-        [this](std::size_t index, Async::gateway_type& gateway) {
+        graph, flow::unlimited, [this](std::size_t index, Async::gateway_type& gateway) {
           post_client_exchange(index, gateway);
         }));
     auto& prepare = add(std::make_unique<flow::function_node<std::size_t, std::size_t>>(
@@ -769,8 +767,7 @@ void CollectiveOperation::build_graph() {
   if (!windows_.empty()) {
     auto& limiter = add_source(windows_.size(), static_cast<std::size_t>(in_flight));
     auto& exchange = add(std::make_unique<Async>(
-        graph, flow::unlimited,
-        [this](std::size_t index, Async::gateway_type& gateway) {
+        graph, flow::unlimited, [this](std::size_t index, Async::gateway_type& gateway) {
           post_window_exchange(index, gateway);
         }));
     // Writes: receive, then write. Reads: read, then send.
@@ -839,14 +836,13 @@ void CollectiveOperation::post_client_exchange(std::size_t index, Async::gateway
     }
     requests.push_back(request);
   });
-  context_.engine_.progress().watch(
-      std::move(requests), [this, index, &gateway](int code) {
-        ClientItem& done = client_items_[index];
-        if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("data exchange", code)));
-        account(kExchange, done.posted_ns, label(done.tag) + " client", done.bytes, 1);
-        gateway.try_put(index);
-        gateway.release_wait();
-      });
+  context_.engine_.progress().watch(std::move(requests), [this, index, &gateway](int code) {
+    ClientItem& done = client_items_[index];
+    if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("data exchange", code)));
+    account(kExchange, done.posted_ns, label(done.tag) + " client", done.bytes, 1);
+    gateway.try_put(index);
+    gateway.release_wait();
+  });
 }
 
 void CollectiveOperation::post_window_exchange(std::size_t index, Async::gateway_type& gateway) {
@@ -871,15 +867,14 @@ void CollectiveOperation::post_window_exchange(std::size_t index, Async::gateway
       item.requests.push_back(request);
     }
   });
-  context_.engine_.progress().watch(
-      std::move(item.requests), [this, index, &gateway](int code) {
-        WindowItem& done = windows_[index];
-        if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("data exchange", code)));
-        account(kExchange, done.posted_ns, label(done.window.index) + " aggregator", done.total,
-                static_cast<std::int64_t>(done.parts.size()));
-        gateway.try_put(index);
-        gateway.release_wait();
-      });
+  context_.engine_.progress().watch(std::move(item.requests), [this, index, &gateway](int code) {
+    WindowItem& done = windows_[index];
+    if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("data exchange", code)));
+    account(kExchange, done.posted_ns, label(done.window.index) + " aggregator", done.total,
+            static_cast<std::int64_t>(done.parts.size()));
+    gateway.try_put(index);
+    gateway.release_wait();
+  });
 }
 
 std::vector<io::WindowPiece> CollectiveOperation::window_pieces(WindowItem& item) {

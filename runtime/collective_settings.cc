@@ -14,9 +14,9 @@ std::int64_t parse_count(const std::string& key, const std::string& text, std::i
   std::int64_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (error != std::errc() || end != text.data() + text.size() || value < least) {
-    throw UsageError(ErrorCode::invalid_argument, "hint " + key + ": expected an integer >= " +
-                                                      std::to_string(least) + ", got \"" + text +
-                                                      "\"");
+    throw UsageError(ErrorCode::invalid_argument,
+                     "hint " + key + ": expected an integer >= " + std::to_string(least) +
+                         ", got \"" + text + "\"");
   }
   return value;
 }
@@ -79,11 +79,11 @@ CollectiveSettings CollectiveSettings::from_hints(const Hints& hints, int ranks,
     settings.aggregator_ranks = parse_rank_list(*text, ranks);
   }
   if (const std::string* text = find(hints, "cb_nodes")) {
-    const int wanted = static_cast<int>(
-        std::min<std::int64_t>(parse_count("cb_nodes", *text, 1), ranks));
+    const int wanted =
+        static_cast<int>(std::min<std::int64_t>(parse_count("cb_nodes", *text, 1), ranks));
     if (find(hints, "flowio_aggregators") != nullptr) {
-      settings.aggregator_ranks.resize(
-          std::min<std::size_t>(settings.aggregator_ranks.size(), static_cast<std::size_t>(wanted)));
+      settings.aggregator_ranks.resize(std::min<std::size_t>(settings.aggregator_ranks.size(),
+                                                             static_cast<std::size_t>(wanted)));
     } else {
       settings.aggregator_ranks = spread_ranks(wanted, ranks);
     }
@@ -117,9 +117,9 @@ CollectiveSettings CollectiveSettings::from_hints(const Hints& hints, int ranks,
   }
   if (const std::string* text = find(hints, "flowio_exchange")) {
     if (*text != "point_to_point" && *text != "alltoallw") {
-      throw UsageError(ErrorCode::invalid_argument,
-                       "hint flowio_exchange: expected point_to_point or alltoallw, got \"" +
-                           *text + "\"");
+      throw UsageError(
+          ErrorCode::invalid_argument,
+          "hint flowio_exchange: expected point_to_point or alltoallw, got \"" + *text + "\"");
     }
     settings.alltoallw = *text == "alltoallw";
   }

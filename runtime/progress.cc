@@ -68,8 +68,8 @@ void Progress::run() {
     }
     for (auto group = active.begin(); group != active.end();) {
       int flag = 0;
-      const int code = MPI_Testall(static_cast<int>(group->requests.size()),
-                                   group->requests.data(), &flag, MPI_STATUSES_IGNORE);
+      const int code = MPI_Testall(static_cast<int>(group->requests.size()), group->requests.data(),
+                                   &flag, MPI_STATUSES_IGNORE);
       if (flag || code != MPI_SUCCESS) {
         group->done(code);
         group = active.erase(group);

@@ -32,8 +32,8 @@ void Trace::record(const char* stage, int rank, const std::string& label, std::i
   if (new_track) track = stages_.insert(stages_.end(), stage);
   const auto tid = track - stages_.begin();
   if (!events_.empty()) events_ += ",\n";
-  events_ += "{\"name\":\"" + label + "\",\"cat\":\"" + stage + "\",\"ph\":\"X\",\"pid\":" +
-             std::to_string(rank) + ",\"tid\":" + std::to_string(tid) +
+  events_ += "{\"name\":\"" + label + "\",\"cat\":\"" + stage +
+             "\",\"ph\":\"X\",\"pid\":" + std::to_string(rank) + ",\"tid\":" + std::to_string(tid) +
              ",\"ts\":" + std::to_string(begin_ns / 1000.0) +
              ",\"dur\":" + std::to_string((end_ns - begin_ns) / 1000.0) + "}";
   if (!new_track) return;
@@ -63,8 +63,8 @@ void Trace::write(MPI_Comm comm) {
     }
     gathered.resize(static_cast<std::size_t>(total));
   }
-  MPI_Gatherv(mine.data(), length, MPI_CHAR, gathered.data(), lengths.data(),
-              displacements.data(), MPI_CHAR, 0, comm);
+  MPI_Gatherv(mine.data(), length, MPI_CHAR, gathered.data(), lengths.data(), displacements.data(),
+              MPI_CHAR, 0, comm);
   if (rank != 0) return;
   for (int r = 0; r < ranks; ++r) {
     if (lengths[r] > 0) all_.push_back(gathered.substr(displacements[r], lengths[r]));

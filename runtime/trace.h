@@ -36,8 +36,8 @@ class Trace {
 
   std::string path_;
   std::mutex mutex_;
-  std::string events_;            // this rank's events, JSON objects joined by ",\n"
-  std::vector<std::string> all_;  // rank 0: every rank's events, by rank
+  std::string events_;               // this rank's events, JSON objects joined by ",\n"
+  std::vector<std::string> all_;     // rank 0: every rank's events, by rank
   std::vector<std::string> stages_;  // track names, by track id
 };
 

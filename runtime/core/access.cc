@@ -46,9 +46,9 @@ std::int64_t Access::bytes_before(std::int64_t file_offset) const {
                                     bytes_);
   }
   // The first piece that ends after the offset holds it or lies above it.
-  const auto it = std::upper_bound(
-      pieces_.begin(), pieces_.end(), file_offset,
-      [](std::int64_t x, const Piece& p) { return x < p.offset + p.length; });
+  const auto it =
+      std::upper_bound(pieces_.begin(), pieces_.end(), file_offset,
+                       [](std::int64_t x, const Piece& p) { return x < p.offset + p.length; });
   const std::size_t index = static_cast<std::size_t>(it - pieces_.begin());
   const std::int64_t below = index == 0 ? 0 : bytes_through_[index - 1];
   return below + std::max<std::int64_t>(0, file_offset - it->offset);

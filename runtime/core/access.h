@@ -88,8 +88,9 @@ void Access::for_each_piece(std::int64_t begin, std::int64_t end, Visit&& visit)
     }
     return;
   }
-  auto it = std::upper_bound(pieces_.begin(), pieces_.end(), begin,
-                             [](std::int64_t x, const Piece& p) { return x < p.offset + p.length; });
+  auto it =
+      std::upper_bound(pieces_.begin(), pieces_.end(), begin,
+                       [](std::int64_t x, const Piece& p) { return x < p.offset + p.length; });
   for (; it != pieces_.end() && it->offset < end; ++it) {
     const std::int64_t from = std::max(it->offset, begin);
     const std::int64_t to = std::min(it->offset + it->length, end);

@@ -230,7 +230,8 @@ void count_distinct(const FlatNode& node, std::unordered_set<const FlatNode*>& s
 
 }  // namespace
 
-std::int64_t runs_of(const FlatNode& node, std::unordered_map<const FlatNode*, std::int64_t>& memo) {
+std::int64_t runs_of(const FlatNode& node,
+                     std::unordered_map<const FlatNode*, std::int64_t>& memo) {
   if (node.is_run()) return node.size > 0 ? 1 : 0;
   if (const auto found = memo.find(&node); found != memo.end()) return found->second;
   std::int64_t runs = 0;

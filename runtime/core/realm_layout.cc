@@ -4,8 +4,7 @@
 
 namespace flowio::core {
 
-RealmLayout RealmLayout::ranges(std::vector<std::int64_t> boundaries,
-                                std::int64_t window_bytes) {
+RealmLayout RealmLayout::ranges(std::vector<std::int64_t> boundaries, std::int64_t window_bytes) {
   RealmLayout layout;
   layout.slots_ = static_cast<int>(boundaries.size()) - 1;
   layout.window_bytes_ = std::max<std::int64_t>(window_bytes, 1);
@@ -16,8 +15,7 @@ RealmLayout RealmLayout::ranges(std::vector<std::int64_t> boundaries,
 }
 
 RealmLayout RealmLayout::striped(int slots, std::int64_t anchor, std::int64_t unit,
-                                 std::int64_t window_bytes, std::int64_t begin,
-                                 std::int64_t end) {
+                                 std::int64_t window_bytes, std::int64_t begin, std::int64_t end) {
   RealmLayout layout;
   layout.striped_ = true;
   layout.slots_ = slots;

@@ -13,9 +13,10 @@ RealmPolicy parse_realm_policy(const std::string& name) {
   if (name == "aligned") return RealmPolicy::aligned;
   if (name == "persistent") return RealmPolicy::persistent;
   if (name == "load_balanced") return RealmPolicy::load_balanced;
-  throw UsageError(ErrorCode::invalid_argument,
-                   "flowio_realm_policy: expected even, aligned, persistent or load_balanced, got \"" +
-                       name + "\"");
+  throw UsageError(
+      ErrorCode::invalid_argument,
+      "flowio_realm_policy: expected even, aligned, persistent or load_balanced, got \"" + name +
+          "\"");
 }
 
 const char* realm_policy_name(RealmPolicy policy) {
@@ -39,8 +40,7 @@ AccessSummary AccessSummary::of(const Access& access) {
   summary.bytes = access.bytes();
   summary.pieces = access.estimated_pieces();
   for (int k = 0; k < kQuantiles; ++k) {
-    summary.quantile[k] =
-        access.empty() ? 0 : access.offset_of(k * access.bytes() / kQuantiles);
+    summary.quantile[k] = access.empty() ? 0 : access.offset_of(k * access.bytes() / kQuantiles);
   }
   summary.quantile[kQuantiles] = access.file_end();
   return summary;

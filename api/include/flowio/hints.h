@@ -6,6 +6,11 @@
 //   flowio_io_backend        "auto" (default), "io_uring" or "posix" (the
 //                            environment variable FLOWIO_IO_BACKEND overrides
 //                            "auto").
+//   flowio_direct_io         "enable": requests whose offset, length and memory
+//                            are 4096-aligned go through a second, O_DIRECT
+//                            descriptor (DMA, no copy through the page cache);
+//                            the others stay buffered. Reported "disable"
+//                            where the file system refuses O_DIRECT.
 // Collective I/O
 //   cb_buffer_size           bytes of file each aggregator handles per buffer
 //                            iteration (default 16 MiB).
