@@ -448,7 +448,34 @@ void File::preallocate(MPI_Offset bytes) {
   });
 }
 
-Hints File::hints() const { return impl().hints; }
+Hints File::hints() const {
+  const Impl& file = impl();
+  Hints in_force = file.hints;
+  // The values collective operations would use now, defaults included.
+  const auto writes = runtime::CollectiveSettings::from_hints(file.hints, file.ranks, true);
+  const auto reads = runtime::CollectiveSettings::from_hints(file.hints, file.ranks, false);
+  auto buffering = [](runtime::CollectiveSettings::Buffering mode) {
+    using Buffering = runtime::CollectiveSettings::Buffering;
+    return mode == Buffering::enable ? "enable" : mode == Buffering::disable ? "disable" : "automatic";
+  };
+  auto sieving = [](io::SieveMode mode) {
+    return mode == io::SieveMode::enable ? "enable"
+                                         : mode == io::SieveMode::disable ? "disable" : "automatic";
+  };
+  in_force["cb_buffer_size"] = std::to_string(writes.realms.window_bytes);
+  in_force["flowio_buffers_in_flight"] = std::to_string(writes.buffers_in_flight);
+  in_force["cb_nodes"] = std::to_string(writes.aggregator_ranks.size());
+  in_force["flowio_realm_policy"] = core::realm_policy_name(writes.realms.policy);
+  in_force["flowio_exchange"] = writes.alltoallw ? "alltoallw" : "point_to_point";
+  in_force["romio_cb_write"] = buffering(writes.buffering);
+  in_force["romio_cb_read"] = buffering(reads.buffering);
+  in_force["romio_ds_write"] = sieving(writes.window_io.sieve);
+  in_force["romio_ds_read"] = sieving(reads.window_io.sieve);
+  in_force["flowio_ds_threshold"] = std::to_string(writes.window_io.sieve_threshold);
+  in_force["flowio_direct_threshold"] = std::to_string(writes.direct_threshold);
+  in_force.try_emplace("flowio_direct_io", "disable");
+  return in_force;
+}
 Mode File::mode() const { return impl().mode; }
 MPI_Comm File::communicator() const { return impl().comm; }
 const std::string& File::path() const { return impl().path; }

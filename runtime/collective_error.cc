@@ -37,10 +37,23 @@ void agree_on_outcome(MPI_Comm comm, std::exception_ptr local_failure, const cha
   message.resize(static_cast<std::size_t>(length));
   check_mpi(MPI_Bcast(message.data(), length, MPI_CHAR, first_failed, comm), "MPI_Bcast");
   if (local_failure) std::rethrow_exception(local_failure);
-  throw Error(
-      static_cast<ErrorCode>(facts[0]),
-      std::string(operation) + " failed on rank " + std::to_string(first_failed) + ": " + message,
-      facts[1], facts[2], std::source_location::current());
+  // The same kind of exception the failing rank threw, so that callers can
+  // catch IoError (or UsageError, MpiError) on every rank alike.
+  const auto code = static_cast<ErrorCode>(facts[0]);
+  const std::string what =
+      std::string(operation) + " failed on rank " + std::to_string(first_failed) + ": " + message;
+  switch (code) {
+    case ErrorCode::mpi:
+      throw MpiError(what, facts[2]);
+    case ErrorCode::io:
+    case ErrorCode::no_space:
+    case ErrorCode::no_such_file:
+    case ErrorCode::file_exists:
+    case ErrorCode::access_denied:
+      throw IoError(code, what, facts[1]);
+    default:
+      throw UsageError(code, what);
+  }
 }
 
 }  // namespace flowio::runtime

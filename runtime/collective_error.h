@@ -10,8 +10,9 @@ namespace flowio::runtime {
 
 // Collective over `comm`. `local_failure` is this rank's exception, or
 // null. If no rank failed, returns. Otherwise the failing ranks rethrow
-// their own exception and the others throw an Error with the same code
-// and errno, naming the lowest failing rank and its message.
+// their own exception and the others throw one of the same kind (IoError,
+// UsageError or MpiError by the code) with the same code and errno, naming
+// the lowest failing rank and its message.
 void agree_on_outcome(MPI_Comm comm, std::exception_ptr local_failure, const char* operation);
 
 // Collective over `comm`: runs `step` on this rank, then agrees on the

@@ -150,6 +150,7 @@ class CollectiveOperation : public std::enable_shared_from_this<CollectiveOperat
     int tag = 0;
     std::int64_t from = 0;  // position in this process's data stream
     std::int64_t bytes = 0;
+    std::int64_t received = 0;  // reads: bytes that lay before end of file
     std::vector<char> staging;  // when memory is not contiguous
     char* data = nullptr;
     MPI_Request request = MPI_REQUEST_NULL;
@@ -164,6 +165,7 @@ class CollectiveOperation : public std::enable_shared_from_this<CollectiveOperat
       std::size_t client;
       std::int64_t bytes;
       std::int64_t at;
+      std::int64_t before_end = 0;  // reads: bytes of the part before end of file
     };
     std::vector<Part> parts;
     std::int64_t total = 0;
@@ -307,10 +309,11 @@ Future<std::size_t> CollectiveOperation::start() {
             "MPI_Iallgather");
   account(kOffsets, started_ns_, label(-1));
   context_.run_in_order([this] {
-    context_.engine_.progress().watch({summary_request_}, [this](int code) {
-      if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("MPI_Iallgather", code)));
-      context_.engine_.submit([this] { plan_and_send_metadata(); });
-    });
+    context_.engine_.progress().watch(
+        {summary_request_}, [this](int code, std::span<const MPI_Status>) {
+          if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("MPI_Iallgather", code)));
+          context_.engine_.submit([this] { plan_and_send_metadata(); });
+        });
   });
   return future;
 }
@@ -348,12 +351,13 @@ void CollectiveOperation::plan_and_send_metadata() {
     send_metadata(requests);
     receive_metadata(requests);
   });
-  context_.engine_.progress().watch(std::move(requests), [this, metadata_begin](int code) {
-    if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("metadata exchange", code)));
-    account(kMetadata, metadata_begin, label(-1), 0,
-            static_cast<std::int64_t>(metadata_out_.size() + metadata_in_.size()));
-    context_.engine_.submit([this] { run_data_phase(); });
-  });
+  context_.engine_.progress().watch(
+      std::move(requests), [this, metadata_begin](int code, std::span<const MPI_Status>) {
+        if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("metadata exchange", code)));
+        account(kMetadata, metadata_begin, label(-1), 0,
+                static_cast<std::int64_t>(metadata_out_.size() + metadata_in_.size()));
+        context_.engine_.submit([this] { run_data_phase(); });
+      });
 }
 
 void CollectiveOperation::send_metadata(std::vector<MPI_Request>& requests) {
@@ -510,7 +514,7 @@ void CollectiveOperation::build_windows() {
       const std::int64_t bytes =
           access.bytes_before(window->end) - access.bytes_before(window->begin);
       if (bytes > 0) {
-        item.parts.push_back(WindowItem::Part{c, bytes, item.total});
+        item.parts.push_back(WindowItem::Part{c, bytes, item.total, bytes});
         item.total += bytes;
       }
     }
@@ -575,7 +579,7 @@ void CollectiveOperation::build_rounds() {
       const std::int64_t bytes =
           client.bytes_before(item.window.end) - client.bytes_before(item.window.begin);
       if (bytes == 0) continue;
-      item.parts.push_back(WindowItem::Part{c, bytes, item.total});
+      item.parts.push_back(WindowItem::Part{c, bytes, item.total, bytes});
       const std::size_t peer = static_cast<std::size_t>(clients_[c].rank);
       round.window_counts[peer] = static_cast<int>(bytes);
       round.window_displacements[peer] = static_cast<int>(item.total);
@@ -639,8 +643,13 @@ void CollectiveOperation::build_round_graph() {
           const std::int64_t begin = now_ns();
           std::int64_t at = 0;
           guarded([&] {
+            // What lies past end of file is not unpacked: the memory there
+            // stays as it was, as after an independent read.
+            const std::int64_t valid = request_.access.bytes_before(file_size(context_.fd_));
             for (const Round::Share& share : round.shares) {
-              exchange::unpack_stream(request_.memory, share.from, share.bytes,
+              const std::int64_t bytes =
+                  std::clamp<std::int64_t>(valid - share.from, 0, share.bytes);
+              exchange::unpack_stream(request_.memory, share.from, bytes,
                                       round.client_data.data() + at);
               at += share.bytes;
             }
@@ -690,12 +699,13 @@ void CollectiveOperation::post_round_exchange(std::size_t index, Async::gateway_
               "MPI_Ialltoallw");
   });
   if (requests[0] == MPI_REQUEST_NULL) requests.clear();
-  context_.engine_.progress().watch(std::move(requests), [this, index, begin, &gateway](int code) {
-    if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("MPI_Ialltoallw", code)));
-    account(kExchange, begin, label(static_cast<std::int64_t>(index)) + " alltoallw");
-    gateway.try_put(index);
-    gateway.release_wait();
-  });
+  context_.engine_.progress().watch(
+      std::move(requests), [this, index, begin, &gateway](int code, std::span<const MPI_Status>) {
+        if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("MPI_Ialltoallw", code)));
+        account(kExchange, begin, label(static_cast<std::int64_t>(index)) + " alltoallw");
+        gateway.try_put(index);
+        gateway.release_wait();
+      });
 }
 
 void CollectiveOperation::build_graph() {
@@ -809,9 +819,9 @@ void CollectiveOperation::unpack(ClientItem& item) {
   if (item.staging.empty()) return;
   const std::int64_t begin = now_ns();
   guarded([&] {
-    exchange::unpack_stream(request_.memory, item.from, item.bytes, item.staging.data());
+    exchange::unpack_stream(request_.memory, item.from, item.received, item.staging.data());
   });
-  account(kUnpack, begin, label(item.tag), item.bytes);
+  account(kUnpack, begin, label(item.tag), item.received);
 }
 
 void CollectiveOperation::post_client_exchange(std::size_t index, Async::gateway_type& gateway) {
@@ -836,13 +846,20 @@ void CollectiveOperation::post_client_exchange(std::size_t index, Async::gateway
     }
     requests.push_back(request);
   });
-  context_.engine_.progress().watch(std::move(requests), [this, index, &gateway](int code) {
-    ClientItem& done = client_items_[index];
-    if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("data exchange", code)));
-    account(kExchange, done.posted_ns, label(done.tag) + " client", done.bytes, 1);
-    gateway.try_put(index);
-    gateway.release_wait();
-  });
+  context_.engine_.progress().watch(
+      std::move(requests), [this, index, &gateway](int code, std::span<const MPI_Status> statuses) {
+        ClientItem& done = client_items_[index];
+        // A read's message stops at end of file: count what came.
+        if (!request_.writing && code == MPI_SUCCESS && statuses.size() == 1) {
+          int received = 0;
+          MPI_Get_count(&statuses[0], MPI_BYTE, &received);
+          done.received = received;
+        }
+        if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("data exchange", code)));
+        account(kExchange, done.posted_ns, label(done.tag) + " client", done.bytes, 1);
+        gateway.try_put(index);
+        gateway.release_wait();
+      });
 }
 
 void CollectiveOperation::post_window_exchange(std::size_t index, Async::gateway_type& gateway) {
@@ -860,21 +877,22 @@ void CollectiveOperation::post_window_exchange(std::size_t index, Async::gateway
                             context_.data_comm_, &request),
                   "MPI_Irecv");
       } else {
-        check_mpi(MPI_Isend(data, static_cast<int>(part.bytes), MPI_BYTE, peer, tag,
+        check_mpi(MPI_Isend(data, static_cast<int>(part.before_end), MPI_BYTE, peer, tag,
                             context_.data_comm_, &request),
                   "MPI_Isend");
       }
       item.requests.push_back(request);
     }
   });
-  context_.engine_.progress().watch(std::move(item.requests), [this, index, &gateway](int code) {
-    WindowItem& done = windows_[index];
-    if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("data exchange", code)));
-    account(kExchange, done.posted_ns, label(done.window.index) + " aggregator", done.total,
-            static_cast<std::int64_t>(done.parts.size()));
-    gateway.try_put(index);
-    gateway.release_wait();
-  });
+  context_.engine_.progress().watch(
+      std::move(item.requests), [this, index, &gateway](int code, std::span<const MPI_Status>) {
+        WindowItem& done = windows_[index];
+        if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("data exchange", code)));
+        account(kExchange, done.posted_ns, label(done.window.index) + " aggregator", done.total,
+                static_cast<std::int64_t>(done.parts.size()));
+        gateway.try_put(index);
+        gateway.release_wait();
+      });
 }
 
 std::vector<io::WindowPiece> CollectiveOperation::window_pieces(WindowItem& item) {
@@ -918,6 +936,17 @@ void CollectiveOperation::read_window(WindowItem& item) {
     std::vector<char> staging;
     result = io::read_window(context_.backend_, context_.fd_, window_pieces(item),
                              request_.settings.window_io, staging);
+    // Each client's part is in file order: what lies past end of file is
+    // its tail, which is not sent, so that the client's memory there is
+    // left as it was (as an independent read leaves it).
+    if (result.bytes_read < item.total) {
+      const std::int64_t end = std::min(item.window.end, file_size(context_.fd_));
+      for (WindowItem::Part& part : item.parts) {
+        const core::Access& access = clients_[part.client].access;
+        part.before_end = std::clamp<std::int64_t>(
+            access.bytes_before(end) - access.bytes_before(item.window.begin), 0, part.bytes);
+      }
+    }
   });
   {
     std::lock_guard lock(mutex_);

@@ -29,14 +29,15 @@ Progress::~Progress() {
   thread_.join();
 }
 
-void Progress::watch(std::vector<MPI_Request> requests, std::function<void(int)> done) {
+void Progress::watch(std::vector<MPI_Request> requests, Done done) {
   if (requests.empty()) {
-    done(MPI_SUCCESS);
+    done(MPI_SUCCESS, {});
     return;
   }
+  std::vector<MPI_Status> statuses(requests.size());
   {
     std::lock_guard lock(mutex_);
-    incoming_.push_back(Group{std::move(requests), std::move(done)});
+    incoming_.push_back(Group{std::move(requests), std::move(statuses), std::move(done)});
   }
   wake_.notify_one();
 }
@@ -69,9 +70,9 @@ void Progress::run() {
     for (auto group = active.begin(); group != active.end();) {
       int flag = 0;
       const int code = MPI_Testall(static_cast<int>(group->requests.size()), group->requests.data(),
-                                   &flag, MPI_STATUSES_IGNORE);
+                                   &flag, group->statuses.data());
       if (flag || code != MPI_SUCCESS) {
-        group->done(code);
+        group->done(code, group->statuses);
         group = active.erase(group);
         last_activity = now_ns();
         sleeps = 0;

@@ -17,6 +17,7 @@
 #include <list>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <thread>
 #include <vector>
 
@@ -32,15 +33,18 @@ class Progress {
   // never run), so callers wait for their groups before letting go.
   ~Progress();
 
-  // Calls done(MPI_SUCCESS) on the progress thread once every request of
-  // the group has completed, or done(error code) if MPI reports an error.
-  // An empty group completes at once, on the calling thread.
-  void watch(std::vector<MPI_Request> requests, std::function<void(int)> done);
+  // Calls done(MPI_SUCCESS, statuses) on the progress thread once every
+  // request of the group has completed, or done(error code, statuses) if
+  // MPI reports an error. An empty group completes at once, on the calling
+  // thread.
+  using Done = std::function<void(int, std::span<const MPI_Status>)>;
+  void watch(std::vector<MPI_Request> requests, Done done);
 
  private:
   struct Group {
     std::vector<MPI_Request> requests;
-    std::function<void(int)> done;
+    std::vector<MPI_Status> statuses;
+    Done done;
   };
 
   void run();

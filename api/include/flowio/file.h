@@ -148,7 +148,8 @@ class File {
   // bytes; never shrinks the file.
   void preallocate(MPI_Offset bytes);
 
-  // The hints in force (including defaults), and the access mode.
+  // The hints in force (including defaults; flowio_ds_threshold shows the
+  // write threshold), and the access mode.
   Hints hints() const;
   Mode mode() const;
   // The file's private communicator (a duplicate of the one given to open).

@@ -1,0 +1,502 @@
+// Collective data access (write_all, read_all and their _at and nonblocking
+// forms) on 1, 2 and 4 ranks: corner cases of who has data, the file
+// pointer, end of file, statistics, errors every rank must see, and several
+// operations in flight.
+#include <doctest/doctest.h>
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "flowio/flowio.h"
+#include "tests/api/test_paths.h"
+
+namespace {
+
+int world_rank() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+int world_size() {
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return size;
+}
+
+// The byte every test expects at `file_offset` of a file it wrote.
+char pattern(std::int64_t file_offset) { return static_cast<char>((file_offset * 131 + 7) % 251); }
+
+std::vector<char> read_whole_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::vector<char>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// True on every rank when `mine` is true on every rank.
+bool all_ranks(bool mine) {
+  int local = mine ? 1 : 0, all = 0;
+  MPI_Allreduce(&local, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return all == 1;
+}
+
+// Each rank sees every world_size()-th block of `block_bytes` bytes, from
+// its own displacement rank * block_bytes.
+MPI_Datatype interleaved_blocks(int block_bytes) {
+  MPI_Datatype block, tiled;
+  MPI_Type_contiguous(block_bytes, MPI_BYTE, &block);
+  MPI_Type_create_resized(block, 0, static_cast<MPI_Aint>(block_bytes) * world_size(), &tiled);
+  MPI_Type_commit(&tiled);
+  MPI_Type_free(&block);
+  return tiled;
+}
+
+// File offset of byte `stream_byte` of this rank's interleaved_blocks view.
+std::int64_t interleaved_offset(std::int64_t stream_byte, int block_bytes) {
+  return (stream_byte / block_bytes * world_size() + world_rank()) * block_bytes +
+         stream_byte % block_bytes;
+}
+
+// A scratch path (see test_paths.h) with no file there yet.
+std::string fresh_path(const std::string& name) {
+  const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, name);
+  if (world_rank() == 0) std::remove(path.c_str());
+  MPI_Barrier(MPI_COMM_WORLD);
+  return path;
+}
+
+std::string describe(const flowio::Hints& hints) {
+  std::string text;
+  for (const auto& [key, value] : hints) text += key + "=" + value + " ";
+  return text;
+}
+
+// Rank 0 fills `path` with `bytes` pattern bytes; every rank waits.
+void write_pattern_file(const std::string& path, std::int64_t bytes) {
+  if (world_rank() == 0) {
+    std::vector<char> contents(static_cast<std::size_t>(bytes));
+    for (std::int64_t i = 0; i < bytes; ++i) contents[static_cast<std::size_t>(i)] = pattern(i);
+    std::ofstream out(path, std::ios::binary | std::ios::trunc);
+    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+}  // namespace
+
+// Every rank contributes nothing (count 0, or an empty datatype): every form
+// returns 0, the pointer stays put, and the file is untouched.
+TEST_CASE("Api.Collective.EveryRankEmpty") {
+  const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, "coll_empty");
+  write_pattern_file(path, 1000);
+  MPI_Datatype nothing;
+  MPI_Type_contiguous(0, MPI_INT, &nothing);
+  MPI_Type_commit(&nothing);
+  flowio::File file = flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::rdwr,
+                                         {{"cb_nodes", "1"}, {"cb_buffer_size", "64"}});
+  int unused = 0;
+  CHECK(file.write_all(nullptr, 0, MPI_INT) == 0);
+  CHECK(file.write_at_all(10, &unused, 5, nothing) == 0);
+  CHECK(file.iwrite_all(&unused, 3, nothing).get() == 0);
+  CHECK(file.iwrite_at_all(100, nullptr, 0, MPI_BYTE).get() == 0);
+  CHECK(file.read_all(&unused, 0, MPI_INT) == 0);
+  CHECK(file.iread_at_all(5, &unused, 2, nothing).get() == 0);
+  CHECK(unused == 0);
+  CHECK(file.position() == 0);
+  file.close();
+  MPI_Type_free(&nothing);
+  if (world_rank() == 0) {
+    const std::vector<char> contents = read_whole_file(path);
+    REQUIRE(contents.size() == 1000);
+    for (std::size_t i = 0; i < contents.size(); ++i) {
+      if (contents[i] != pattern(static_cast<std::int64_t>(i))) {
+        FAIL_CHECK("byte " << i << " changed");
+        break;
+      }
+    }
+  }
+}
+
+// Only the last rank has data and it is no aggregator (rank 0 aggregates
+// alone, through many small buffer iterations): its bytes still reach the
+// file, and read back through the same path.
+TEST_CASE("Api.Collective.OnlyOneRankHasData") {
+  const std::string path = fresh_path("coll_one_rank");
+  const int rank = world_rank(), last = world_size() - 1;
+  constexpr std::int64_t kBytes = 10000;
+  constexpr MPI_Offset kStart = 37;
+  std::vector<char> data(kBytes);
+  for (std::int64_t i = 0; i < kBytes; ++i) data[static_cast<std::size_t>(i)] = pattern(kStart + i);
+  const MPI_Count count = rank == last ? kBytes : 0;
+  flowio::File file = flowio::File::open(
+      MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::rdwr,
+      {{"cb_nodes", "1"}, {"flowio_aggregators", "0"}, {"cb_buffer_size", "256"}});
+  CHECK(file.write_at_all(kStart, data.data(), count, MPI_CHAR) == static_cast<std::size_t>(count));
+  file.sync();
+  CHECK(file.size() == kStart + kBytes);
+  std::vector<char> back(kBytes, '#');
+  CHECK(file.iread_at_all(kStart, back.data(), count, MPI_CHAR).get() ==
+        static_cast<std::size_t>(count));
+  if (rank == last) {
+    CHECK(back == data);
+  } else {
+    CHECK(std::count(back.begin(), back.end(), '#') == kBytes);
+  }
+  file.close();
+  if (rank == 0) {
+    const std::vector<char> contents = read_whole_file(path);
+    REQUIRE(contents.size() == static_cast<std::size_t>(kStart + kBytes));
+    CHECK(std::count(contents.begin(), contents.begin() + kStart, '\0') == kStart);
+    CHECK(std::equal(data.begin(), data.end(), contents.begin() + kStart));
+  }
+}
+
+// The forms without an offset use the individual file pointer and advance
+// it at the call, before the Future is ready; the _at forms leave it alone.
+TEST_CASE("Api.Collective.PointerFormsAdvanceThePointer") {
+  const std::string path = fresh_path("coll_pointer");
+  const int rank = world_rank();
+  constexpr int kInts = 3000;
+  MPI_Datatype filetype = interleaved_blocks(static_cast<int>(sizeof(int)));
+  std::vector<int> mine(kInts);
+  for (int i = 0; i < kInts; ++i) mine[static_cast<std::size_t>(i)] = i * world_size() + rank;
+  flowio::File file =
+      flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::rdwr,
+                         {{"cb_buffer_size", "1000"}, {"flowio_buffers_in_flight", "2"}});
+  file.set_view(static_cast<MPI_Offset>(rank * sizeof(int)), MPI_INT, filetype);
+  flowio::Future<std::size_t> first = file.iwrite_all(mine.data(), kInts / 3, MPI_INT);
+  CHECK(file.position() == kInts / 3);
+  flowio::Future<std::size_t> second =
+      file.iwrite_all(mine.data() + kInts / 3, kInts - kInts / 3, MPI_INT);
+  CHECK(file.position() == kInts);
+  CHECK(first.get() == kInts / 3 * sizeof(int));
+  CHECK(second.get() == (kInts - kInts / 3) * sizeof(int));
+  int extra = -1;
+  CHECK(file.write_at_all(kInts, &extra, 1, MPI_INT) == sizeof(int));
+  CHECK(file.position() == kInts);
+
+  file.seek(0, flowio::Whence::set);
+  std::vector<int> back(kInts, -7);
+  flowio::Future<std::size_t> head = file.iread_all(back.data(), kInts / 2, MPI_INT);
+  CHECK(file.position() == kInts / 2);
+  CHECK(file.read_all(back.data() + kInts / 2, kInts - kInts / 2, MPI_INT) ==
+        (kInts - kInts / 2) * sizeof(int));
+  CHECK(head.get() == kInts / 2 * sizeof(int));
+  CHECK(back == mine);
+  CHECK(file.position() == kInts);
+  file.close();
+  MPI_Type_free(&filetype);
+}
+
+// read_all that runs past end of file returns this rank's bytes before the
+// end (a prefix of its view, different on every rank), leaves the rest of
+// its buffer untouched, and still moves the pointer by the amount asked.
+TEST_CASE("Api.Collective.ReadAllPastEndOfFile") {
+  const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, "coll_eof");
+  const int rank = world_rank(), ranks = world_size();
+  constexpr int kBlock = 4;
+  // Ends inside some rank's block, so that one rank gets part of a block.
+  const std::int64_t file_bytes = static_cast<std::int64_t>(kBlock) * ranks * 5 + 6;
+  write_pattern_file(path, file_bytes);
+  std::int64_t expected = 0;
+  for (std::int64_t i = 0;; ++i) {
+    const std::int64_t block_start = (i * ranks + rank) * kBlock;
+    if (block_start >= file_bytes) break;
+    expected += std::min<std::int64_t>(kBlock, file_bytes - block_start);
+  }
+  MPI_Datatype filetype = interleaved_blocks(kBlock);
+  flowio::File file = flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::rdonly,
+                                         {{"cb_buffer_size", "64"}, {"cb_nodes", "1"}});
+  file.set_view(rank * kBlock, MPI_BYTE, filetype);
+  constexpr int kAsked = 100;
+  std::vector<char> buffer(kAsked, '#');
+  CHECK(file.read_all(buffer.data(), kAsked, MPI_CHAR) == static_cast<std::size_t>(expected));
+  for (std::int64_t i = 0; i < expected; ++i) {
+    const char wanted = pattern(interleaved_offset(i, kBlock));
+    if (buffer[static_cast<std::size_t>(i)] != wanted) {
+      FAIL_CHECK("byte " << i << " of the buffer is " << int{buffer[static_cast<std::size_t>(i)]}
+                         << ", not " << int{wanted});
+      break;
+    }
+  }
+  // As with independent reads (Api.File.ReadPastEndOfFile), the bytes past
+  // those read keep what they held.
+  CHECK(std::count(buffer.begin() + expected, buffer.end(), '#') == kAsked - expected);
+  CHECK(file.position() == kAsked);
+  CHECK(file.read_at_all(kAsked, buffer.data(), kAsked, MPI_CHAR) == 0);
+  CHECK(file.iread_all(buffer.data(), kAsked, MPI_CHAR).get() == 0);
+  CHECK(file.position() == 2 * kAsked);
+  file.close();
+  MPI_Type_free(&filetype);
+}
+
+// statistics() gains one entry per completed collective operation, with
+// this rank's bytes, the direction, the hints' choices and the stages that
+// ran; sequence numbers count the file's collective operations from 0.
+TEST_CASE("Api.Collective.StatisticsRecordEachOperation") {
+  const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, "coll_statistics");
+  const int rank = world_rank(), ranks = world_size();
+  constexpr std::int64_t kBytes = 10000;
+  constexpr std::int64_t kBuffer = 4096;
+  std::vector<char> data(kBytes);
+  for (std::int64_t i = 0; i < kBytes; ++i) {
+    data[static_cast<std::size_t>(i)] = pattern(rank * kBytes + i);
+  }
+  flowio::File file =
+      flowio::File::open(MPI_COMM_WORLD, path,
+                         flowio::Mode::create | flowio::Mode::rdwr | flowio::Mode::delete_on_close,
+                         {{"cb_nodes", "1"},
+                          {"romio_cb_write", "enable"},
+                          {"romio_cb_read", "enable"},
+                          {"cb_buffer_size", std::to_string(kBuffer)},
+                          {"flowio_realm_policy", "even"},
+                          {"flowio_exchange", "point_to_point"}});
+  CHECK(file.statistics().empty());
+  file.set_view(rank * kBytes, MPI_BYTE, MPI_BYTE);
+  const std::set<std::string> stage_names = {"offsets",  "realms", "metadata", "pack",
+                                             "exchange", "io",     "unpack",   "agree"};
+
+  // Checks the newest entry after `operation` completed `before` entries in.
+  // `dense`: the ranks' accesses together cover the whole region they span.
+  const auto check_newest = [&](std::size_t before, bool writing, std::int64_t bytes, bool dense) {
+    const std::vector<flowio::OperationStatistics> all = file.statistics();
+    REQUIRE(all.size() == before + 1);
+    const flowio::OperationStatistics& newest = all.back();
+    CHECK(newest.sequence == before);
+    CHECK(newest.writing == writing);
+    CHECK(newest.bytes == bytes);
+    CHECK(newest.seconds >= 0);
+    CHECK(newest.realm_policy == "even");
+    CHECK(newest.exchange == "point_to_point");
+    // cb_nodes=1 with two-phase I/O forced: exactly one rank accessed the file.
+    CHECK(newest.aggregators == 1);
+    int aggregators = newest.aggregator ? 1 : 0;
+    MPI_Allreduce(MPI_IN_PLACE, &aggregators, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    CHECK(aggregators == 1);
+    if (newest.aggregator && dense) {
+      // The aggregator handles the whole access region, cb_buffer_size at a time.
+      CHECK(newest.iterations >= (ranks * kBytes + kBuffer - 1) / kBuffer);
+      CHECK(!newest.method.empty());
+    }
+    CHECK(!newest.stages.empty());
+    for (const flowio::StageStatistics& stage : newest.stages) {
+      CAPTURE(stage.name);
+      CHECK(stage_names.count(stage.name) == 1);
+      CHECK(stage.seconds >= 0);
+      CHECK(stage.bytes >= 0);
+    }
+    for (std::size_t i = 1; i < all.size(); ++i) CHECK(all[i].sequence > all[i - 1].sequence);
+  };
+
+  CHECK(file.write_all(data.data(), kBytes, MPI_CHAR) == static_cast<std::size_t>(kBytes));
+  check_newest(0, true, kBytes, true);
+  std::vector<char> back(kBytes);
+  CHECK(file.iread_at_all(0, back.data(), kBytes, MPI_CHAR).get() ==
+        static_cast<std::size_t>(kBytes));
+  CHECK(back == data);
+  check_newest(1, false, kBytes, true);
+  const MPI_Count half = rank % 2 == 0 ? kBytes / 2 : 0;
+  CHECK(file.iwrite_at_all(0, data.data(), half, MPI_CHAR).get() == static_cast<std::size_t>(half));
+  check_newest(2, true, half, false);
+  file.close();
+}
+
+// statistics() keeps the most recent 1024 operations, oldest first. Each
+// rank opens its own file on MPI_COMM_SELF: 1030 collective calls over the
+// world would take tens of seconds on 4 ranks sharing 2 cores.
+TEST_CASE("Api.Collective.StatisticsKeepTheLast1024") {
+  const std::string path = flowio::testing::scratch_path(
+      MPI_COMM_WORLD, "coll_statistics_many_rank" + std::to_string(world_rank()));
+  flowio::File file = flowio::File::open(
+      MPI_COMM_SELF, path,
+      flowio::Mode::create | flowio::Mode::wronly | flowio::Mode::delete_on_close);
+  const char byte = 'x';
+  constexpr int kOperations = 1030;
+  for (int i = 0; i < kOperations; ++i) file.write_at_all(i % 7, &byte, 1, MPI_CHAR);
+  const std::vector<flowio::OperationStatistics> all = file.statistics();
+  REQUIRE(all.size() == 1024);
+  CHECK(all.front().sequence == kOperations - 1024);
+  CHECK(all.back().sequence == kOperations - 1);
+  file.close();
+}
+
+// A storage failure on the aggregators (ENOSPC from /dev/full) reaches
+// every rank's Future as an IoError with code no_space, whether or not the
+// rank aggregates; the call itself returns at once.
+TEST_CASE("Api.Collective.IoErrorReachesEveryRank") {
+  const int rank = world_rank(), last = world_size() - 1;
+  const std::vector<flowio::Hints> hint_sets = {
+      {{"romio_cb_write", "enable"}},
+      {{"romio_cb_write", "enable"}, {"cb_nodes", "1"}, {"romio_ds_write", "disable"}},
+      {{"romio_cb_write", "enable"},
+       {"flowio_aggregators", std::to_string(last)},
+       {"cb_nodes", "1"},
+       {"cb_buffer_size", "4096"}},
+  };
+  constexpr std::int64_t kBytes = 1 << 16;
+  std::vector<char> data(kBytes, 'x');
+  for (const flowio::Hints& hints : hint_sets) {
+    const std::string hint_text = describe(hints);
+    CAPTURE(hint_text);
+    flowio::File full =
+        flowio::File::open(MPI_COMM_WORLD, "/dev/full", flowio::Mode::wronly, hints);
+    flowio::Future<std::size_t> pending;
+    try {
+      pending = full.iwrite_at_all(rank * kBytes, data.data(), kBytes, MPI_CHAR);
+    } catch (const flowio::Error& error) {
+      FAIL_CHECK("iwrite_at_all threw at the call instead of through its Future: "
+                 << std::string(error.what()));
+    }
+    bool right_error = false;
+    if (pending.valid()) {
+      CHECK(pending.wait_for(std::chrono::seconds(60)));
+      try {
+        pending.get();
+        FAIL_CHECK("a collective write to /dev/full succeeded");
+      } catch (const flowio::IoError& error) {
+        CHECK(error.code() == flowio::ErrorCode::no_space);
+        right_error = error.code() == flowio::ErrorCode::no_space;
+      } catch (const flowio::Error& error) {
+        FAIL_CHECK("not an IoError: " << std::string(flowio::to_string(error.code())) << ": "
+                                      << std::string(error.what()));
+      }
+    }
+    CHECK(all_ranks(right_error));
+
+    // The blocking form throws the same.
+    bool blocking_right = false;
+    full.seek(rank * kBytes, flowio::Whence::set);
+    try {
+      full.write_all(data.data(), kBytes, MPI_CHAR);
+      FAIL_CHECK("a collective write to /dev/full succeeded");
+    } catch (const flowio::IoError& error) {
+      CHECK(error.code() == flowio::ErrorCode::no_space);
+      blocking_right = error.code() == flowio::ErrorCode::no_space;
+    } catch (const flowio::Error& error) {
+      FAIL_CHECK("not an IoError: " << std::string(flowio::to_string(error.code())) << ": "
+                                    << std::string(error.what()));
+    }
+    CHECK(all_ranks(blocking_right));
+    full.close();
+  }
+}
+
+// Bad arguments to a collective call throw UsageError at the call on every
+// rank, and leave the file usable for the next collective call.
+TEST_CASE("Api.Collective.UsageErrorsAtTheCall") {
+  const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, "coll_usage");
+  flowio::File file =
+      flowio::File::open(MPI_COMM_WORLD, path,
+                         flowio::Mode::create | flowio::Mode::rdwr | flowio::Mode::delete_on_close);
+  int value = world_rank();
+  const auto expect_usage_error = [](auto&& call, flowio::ErrorCode code) {
+    try {
+      call();
+      FAIL_CHECK("accepted");
+    } catch (const flowio::UsageError& error) {
+      CHECK(error.code() == code);
+    }
+  };
+  expect_usage_error([&] { (void)file.iwrite_at_all(0, &value, -1, MPI_INT); },
+                     flowio::ErrorCode::invalid_count);
+  expect_usage_error([&] { file.write_all(&value, -1, MPI_INT); },
+                     flowio::ErrorCode::invalid_count);
+  expect_usage_error([&] { (void)file.iread_all(&value, -3, MPI_INT); },
+                     flowio::ErrorCode::invalid_count);
+  expect_usage_error([&] { file.read_at_all(-1, &value, 1, MPI_INT); },
+                     flowio::ErrorCode::invalid_argument);
+  CHECK(file.position() == 0);
+  CHECK(file.write_at_all(world_rank(), &value, 1, MPI_INT) == sizeof(int));
+  file.close();
+
+  const std::string read_only = flowio::testing::scratch_path(MPI_COMM_WORLD, "coll_usage_ro");
+  write_pattern_file(read_only, 16);
+  flowio::File reader = flowio::File::open(MPI_COMM_WORLD, read_only, flowio::Mode::rdonly);
+  expect_usage_error([&] { (void)reader.iwrite_all(&value, 1, MPI_INT); },
+                     flowio::ErrorCode::read_only);
+  reader.close();
+}
+
+// Two collective writes in flight at once, to disjoint offsets, waited for
+// in the other order; then a read issued before the write of the same
+// bytes completes sees that write (data phases run in call order).
+TEST_CASE("Api.Collective.SeveralOperationsInFlight") {
+  const std::string path = fresh_path("coll_in_flight");
+  const int rank = world_rank();
+  constexpr int kBlock = 24;
+  constexpr std::int64_t kBytes = 6000;  // per rank and operation
+  MPI_Datatype filetype = interleaved_blocks(kBlock);
+  std::vector<char> first(kBytes), second(kBytes), third(kBytes);
+  for (std::int64_t i = 0; i < kBytes; ++i) {
+    const auto at = static_cast<std::size_t>(i);
+    first[at] = pattern(interleaved_offset(i, kBlock));
+    second[at] = pattern(interleaved_offset(kBytes + i, kBlock));
+    third[at] = static_cast<char>(~pattern(interleaved_offset(i, kBlock)));
+  }
+  flowio::File file =
+      flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::rdwr,
+                         {{"cb_buffer_size", "512"},
+                          {"flowio_buffers_in_flight", "2"},
+                          {"romio_cb_write", "enable"},
+                          {"romio_cb_read", "enable"}});
+  file.set_view(rank * kBlock, MPI_BYTE, filetype);
+  flowio::Future<std::size_t> a = file.iwrite_at_all(0, first.data(), kBytes, MPI_CHAR);
+  flowio::Future<std::size_t> b = file.iwrite_at_all(kBytes, second.data(), kBytes, MPI_CHAR);
+  CHECK(b.get() == static_cast<std::size_t>(kBytes));
+  CHECK(a.get() == static_cast<std::size_t>(kBytes));
+  std::vector<char> back(2 * kBytes, '#');
+  CHECK(file.read_at_all(0, back.data(), 2 * kBytes, MPI_CHAR) ==
+        static_cast<std::size_t>(2 * kBytes));
+  CHECK(std::equal(first.begin(), first.end(), back.begin()));
+  CHECK(std::equal(second.begin(), second.end(), back.begin() + kBytes));
+
+  flowio::Future<std::size_t> overwrite = file.iwrite_at_all(0, third.data(), kBytes, MPI_CHAR);
+  std::vector<char> after(kBytes, '#');
+  flowio::Future<std::size_t> reread = file.iread_at_all(0, after.data(), kBytes, MPI_CHAR);
+  CHECK(reread.get() == static_cast<std::size_t>(kBytes));
+  CHECK(overwrite.get() == static_cast<std::size_t>(kBytes));
+  CHECK(after == third);
+  file.close();
+  MPI_Type_free(&filetype);
+  if (rank == 0) {
+    const std::vector<char> contents = read_whole_file(path);
+    REQUIRE(contents.size() == static_cast<std::size_t>(2 * kBytes * world_size()));
+  }
+}
+
+// hints() reports the collective hints given at open and, for those not
+// given, the documented defaults.
+TEST_CASE("Api.Collective.HintsInForce") {
+  const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, "coll_hints");
+  flowio::File given = flowio::File::open(
+      MPI_COMM_WORLD, path,
+      flowio::Mode::create | flowio::Mode::rdwr | flowio::Mode::delete_on_close,
+      {{"cb_nodes", "1"}, {"cb_buffer_size", "65536"}, {"flowio_realm_policy", "aligned"}});
+  const flowio::Hints in_force = given.hints();
+  CHECK(in_force.at("cb_nodes") == "1");
+  CHECK(in_force.at("cb_buffer_size") == "65536");
+  CHECK(in_force.at("flowio_realm_policy") == "aligned");
+  given.close();
+
+  flowio::File defaults =
+      flowio::File::open(MPI_COMM_WORLD, path,
+                         flowio::Mode::create | flowio::Mode::rdwr | flowio::Mode::delete_on_close);
+  const flowio::Hints default_hints = defaults.hints();
+  const auto value = [&](const std::string& key) {
+    const auto found = default_hints.find(key);
+    return found == default_hints.end() ? std::string("(absent)") : found->second;
+  };
+  CHECK(value("cb_buffer_size") == std::to_string(16 << 20));
+  CHECK(value("flowio_buffers_in_flight") == "3");
+  CHECK(value("cb_nodes") == std::to_string(world_size()));
+  CHECK(value("flowio_realm_policy") == "even");
+  CHECK(value("flowio_exchange") == "point_to_point");
+  defaults.close();
+}
