@@ -131,7 +131,7 @@ struct File::Impl {
   // The same, as a collective operation (runtime/collective_operation.h).
   Future<std::size_t> start_collective(bool writing, MPI_Offset offset, const void* buffer,
                                        MPI_Count count, MPI_Datatype datatype,
-                                       bool advance_pointer = false);
+                                       bool advance_pointer = false, bool blocking = false);
 };
 
 File::File() noexcept = default;
@@ -287,8 +287,10 @@ Future<std::size_t> File::Impl::start_transfer(bool writing, MPI_Offset offset, 
 
 Future<std::size_t> File::Impl::start_collective(bool writing, MPI_Offset offset,
                                                  const void* buffer, MPI_Count count,
-                                                 MPI_Datatype datatype, bool advance_pointer) {
+                                                 MPI_Datatype datatype, bool advance_pointer,
+                                                 bool blocking) {
   runtime::CollectiveRequest request;
+  request.blocking = blocking;
   request.settings = runtime::CollectiveSettings::from_hints(hints, ranks, writing);
   Transfer transfer = prepare_transfer(writing, offset, buffer, count, datatype, advance_pointer);
   request.writing = writing;
@@ -345,22 +347,26 @@ Future<std::size_t> File::iread_all(void* buffer, MPI_Count count, MPI_Datatype 
   return file.start_collective(false, file.pointer, buffer, count, datatype, true);
 }
 
+// The blocking forms tell the runtime that the caller waits at once, so it
+// may do the work on this thread.
 std::size_t File::write_at_all(MPI_Offset offset, const void* buffer, MPI_Count count,
                                MPI_Datatype datatype) {
-  return iwrite_at_all(offset, buffer, count, datatype).get();
+  return impl().start_collective(true, offset, buffer, count, datatype, false, true).get();
 }
 
 std::size_t File::read_at_all(MPI_Offset offset, void* buffer, MPI_Count count,
                               MPI_Datatype datatype) {
-  return iread_at_all(offset, buffer, count, datatype).get();
+  return impl().start_collective(false, offset, buffer, count, datatype, false, true).get();
 }
 
 std::size_t File::write_all(const void* buffer, MPI_Count count, MPI_Datatype datatype) {
-  return iwrite_all(buffer, count, datatype).get();
+  Impl& file = impl();
+  return file.start_collective(true, file.pointer, buffer, count, datatype, true, true).get();
 }
 
 std::size_t File::read_all(void* buffer, MPI_Count count, MPI_Datatype datatype) {
-  return iread_all(buffer, count, datatype).get();
+  Impl& file = impl();
+  return file.start_collective(false, file.pointer, buffer, count, datatype, true, true).get();
 }
 
 std::vector<OperationStatistics> File::statistics() const {
@@ -456,11 +462,14 @@ Hints File::hints() const {
   const auto reads = runtime::CollectiveSettings::from_hints(file.hints, file.ranks, false);
   auto buffering = [](runtime::CollectiveSettings::Buffering mode) {
     using Buffering = runtime::CollectiveSettings::Buffering;
-    return mode == Buffering::enable ? "enable" : mode == Buffering::disable ? "disable" : "automatic";
+    return mode == Buffering::enable    ? "enable"
+           : mode == Buffering::disable ? "disable"
+                                        : "automatic";
   };
   auto sieving = [](io::SieveMode mode) {
-    return mode == io::SieveMode::enable ? "enable"
-                                         : mode == io::SieveMode::disable ? "disable" : "automatic";
+    return mode == io::SieveMode::enable    ? "enable"
+           : mode == io::SieveMode::disable ? "disable"
+                                            : "automatic";
   };
   in_force["cb_buffer_size"] = std::to_string(writes.realms.window_bytes);
   in_force["flowio_buffers_in_flight"] = std::to_string(writes.buffers_in_flight);

@@ -119,6 +119,13 @@ void CollectiveContext::run_in_order(std::function<void()> phase) {
   engine_.submit(std::move(phase));
 }
 
+bool CollectiveContext::try_run_now() {
+  std::lock_guard lock(mutex_);
+  if (busy_) return false;
+  busy_ = true;
+  return true;
+}
+
 void CollectiveContext::data_phase_done() {
   std::function<void()> next;
   {
@@ -308,6 +315,19 @@ Future<std::size_t> CollectiveOperation::start() {
                            MPI_BYTE, context_.metadata_comm_, &summary_request_),
             "MPI_Iallgather");
   account(kOffsets, started_ns_, label(-1));
+  // A blocking call with nothing else outstanding on the file runs on the
+  // caller's thread, which would only wait otherwise: no hand-offs between
+  // threads for small accesses. It still goes to the graph for two-phase.
+  if (request_.blocking && context_.try_run_now()) {
+    int code = MPI_Wait(&summary_request_, MPI_STATUS_IGNORE);
+    if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("MPI_Iallgather", code)));
+    if (!failure_ && two_phase()) {
+      context_.engine_.submit([this] { plan_and_send_metadata(); });
+    } else {
+      run_data_phase();
+    }
+    return future;
+  }
   context_.run_in_order([this] {
     context_.engine_.progress().watch(
         {summary_request_}, [this](int code, std::span<const MPI_Status>) {
@@ -471,11 +491,37 @@ void CollectiveOperation::run_independently() {
     const core::Access& access = request_.access;
     if (access.empty()) return;
     const std::int64_t begin = now_ns();
-    const std::int64_t moved =
-        request_.writing ? io::write_to_view(context_.backend_, context_.fd_, *access.view(),
-                                             access.stream_begin(), request_.memory)
-                         : io::read_from_view(context_.backend_, context_.fd_, *access.view(),
-                                              access.stream_begin(), request_.memory);
+    const core::MemoryLayout& memory = request_.memory;
+    const core::FileView& view = *access.view();
+    std::int64_t moved = 0;
+    if (memory.contiguous()) {
+      moved = request_.writing ? io::write_to_view(context_.backend_, context_.fd_, view,
+                                                   access.stream_begin(), memory)
+                               : io::read_from_view(context_.backend_, context_.fd_, view,
+                                                    access.stream_begin(), memory);
+    } else {
+      // Small memory pieces make slow iovecs: stage through a buffer of at
+      // most one window, packed or unpacked by memcpy.
+      const std::int64_t chunk = std::min(access.bytes(), request_.settings.realms.window_bytes);
+      std::vector<char> staging(static_cast<std::size_t>(chunk));
+      const core::FlatType bytes_type(core::make_run(1), 0, 1);
+      for (std::int64_t from = 0; from < access.bytes(); from += chunk) {
+        const std::int64_t length = std::min(chunk, access.bytes() - from);
+        const core::MemoryLayout staged{&bytes_type, length,
+                                        reinterpret_cast<std::int64_t>(staging.data())};
+        if (request_.writing) {
+          exchange::pack_stream(memory, from, length, staging.data());
+          moved += io::write_to_view(context_.backend_, context_.fd_, view,
+                                     access.stream_begin() + from, staged);
+        } else {
+          const std::int64_t got = io::read_from_view(context_.backend_, context_.fd_, view,
+                                                      access.stream_begin() + from, staged);
+          exchange::unpack_stream(memory, from, got, staging.data());
+          moved += got;
+          if (got < length) break;  // end of file
+        }
+      }
+    }
     account(kIo, begin, label(-1), moved);
     std::lock_guard lock(mutex_);
     methods_.insert("direct");

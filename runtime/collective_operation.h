@@ -59,6 +59,9 @@ class CollectiveContext {
   // Runs `phase` on the engine once every operation started before it
   // has called data_phase_done().
   void run_in_order(std::function<void()> phase);
+  // Takes the turn at once if no operation is running or waiting; the
+  // caller then runs its phase itself.
+  bool try_run_now();
   void data_phase_done();
   void log(OperationStatistics statistics);
 
@@ -85,6 +88,8 @@ class CollectiveContext {
 // One process's part of a collective call.
 struct CollectiveRequest {
   bool writing = false;
+  // The caller waits for the result at once (write_all, not iwrite_all).
+  bool blocking = false;
   core::Access access;  // where its data goes in the file
   std::shared_ptr<const core::FlatType> memory_type;
   core::MemoryLayout memory;  // where its data is in memory (memory.type = memory_type)
