@@ -239,6 +239,9 @@ class CollectiveOperation : public std::enable_shared_from_this<CollectiveOperat
   CollectiveRequest request_;
   std::function<void()> on_done_;
   std::shared_ptr<CollectiveOperation> self_;  // alive until finished
+  // A blocking call run by its caller's thread: it waits for MPI and for
+  // the graph itself instead of handing over to the progress thread.
+  bool on_caller_ = false;
   Promise<std::size_t> promise_;
   std::uint64_t sequence_ = 0;
   std::int64_t started_ns_ = 0;
@@ -319,13 +322,10 @@ Future<std::size_t> CollectiveOperation::start() {
   // caller's thread, which would only wait otherwise: no hand-offs between
   // threads for small accesses. It still goes to the graph for two-phase.
   if (request_.blocking && context_.try_run_now()) {
-    int code = MPI_Wait(&summary_request_, MPI_STATUS_IGNORE);
+    on_caller_ = true;
+    const int code = MPI_Wait(&summary_request_, MPI_STATUS_IGNORE);
     if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("MPI_Iallgather", code)));
-    if (!failure_ && two_phase()) {
-      context_.engine_.submit([this] { plan_and_send_metadata(); });
-    } else {
-      run_data_phase();
-    }
+    plan_and_send_metadata();
     return future;
   }
   context_.run_in_order([this] {
@@ -371,13 +371,21 @@ void CollectiveOperation::plan_and_send_metadata() {
     send_metadata(requests);
     receive_metadata(requests);
   });
-  context_.engine_.progress().watch(
-      std::move(requests), [this, metadata_begin](int code, std::span<const MPI_Status>) {
-        if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("metadata exchange", code)));
-        account(kMetadata, metadata_begin, label(-1), 0,
-                static_cast<std::int64_t>(metadata_out_.size() + metadata_in_.size()));
-        context_.engine_.submit([this] { run_data_phase(); });
-      });
+  auto received = [this, metadata_begin](int code) {
+    if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("metadata exchange", code)));
+    account(kMetadata, metadata_begin, label(-1), 0,
+            static_cast<std::int64_t>(metadata_out_.size() + metadata_in_.size()));
+  };
+  if (on_caller_) {
+    received(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
+    run_data_phase();
+    return;
+  }
+  context_.engine_.progress().watch(std::move(requests),
+                                    [this, received](int code, std::span<const MPI_Status>) {
+                                      received(code);
+                                      context_.engine_.submit([this] { run_data_phase(); });
+                                    });
 }
 
 void CollectiveOperation::send_metadata(std::vector<MPI_Request>& requests) {
@@ -484,6 +492,10 @@ void CollectiveOperation::run_data_phase() {
     build_round_graph();
   }
   for (flow::input_node<std::size_t>* source : sources_) source->activate();
+  if (on_caller_) {
+    graph_->wait_for_all();
+    finish();
+  }
 }
 
 void CollectiveOperation::run_independently() {
@@ -1004,7 +1016,7 @@ void CollectiveOperation::read_window(WindowItem& item) {
 }
 
 void CollectiveOperation::item_done() {
-  if (--remaining_ == 0) context_.engine_.submit([this] { finish(); });
+  if (--remaining_ == 0 && !on_caller_) context_.engine_.submit([this] { finish(); });
 }
 
 void CollectiveOperation::finish() {
