@@ -242,6 +242,7 @@ class CollectiveOperation : public std::enable_shared_from_this<CollectiveOperat
   // A blocking call run by its caller's thread: it waits for MPI and for
   // the graph itself instead of handing over to the progress thread.
   bool on_caller_ = false;
+  bool direct_ = false;  // this process accessed the file itself
   Promise<std::size_t> promise_;
   std::uint64_t sequence_ = 0;
   std::int64_t started_ns_ = 0;
@@ -537,6 +538,7 @@ void CollectiveOperation::run_independently() {
     account(kIo, begin, label(-1), moved);
     std::lock_guard lock(mutex_);
     methods_.insert("direct");
+    direct_ = true;
   });
 }
 
@@ -1050,6 +1052,15 @@ void CollectiveOperation::finish() {
   statistics.aggregator = slot_ >= 0;
   statistics.iterations =
       static_cast<std::int64_t>(client_items_.size() + windows_.size() + rounds_.size());
+  if (!layout_) {
+    // Direct mode: every process with data accessed the file itself, in
+    // one pass.
+    statistics.aggregators =
+        static_cast<int>(std::count_if(summaries_.begin(), summaries_.end(),
+                                       [](const core::AccessSummary& s) { return s.bytes > 0; }));
+    statistics.aggregator = direct_;
+    statistics.iterations = direct_ ? 1 : 0;
+  }
   statistics.realm_policy = core::realm_policy_name(request_.settings.realms.policy);
   for (const std::string& method : methods_) {
     statistics.method += (statistics.method.empty() ? "" : "+") + method;

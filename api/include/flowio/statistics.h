@@ -11,12 +11,13 @@ namespace flowio {
 // One stage of a collective operation's flow graph on this process, summed
 // over the buffer iterations.
 struct StageStatistics {
-  std::string name;           // "offsets", "realms", "metadata", "pack",
-                              // "exchange", "io", "unpack", "agree"
-  double seconds = 0;         // time spent in the stage (summed over iterations)
-  std::int64_t bytes = 0;     // bytes the stage moved (packed, sent+received, read/written)
-  std::int64_t messages = 0;  // MPI messages sent and received
-  std::int64_t io_requests = 0;  // file requests (reads and writes) issued
+  std::string name;              // "offsets", "realms", "metadata", "pack",
+                                 // "exchange", "io", "unpack", "agree"
+  double seconds = 0;            // time spent in the stage (summed over iterations)
+  std::int64_t bytes = 0;        // bytes the stage moved (packed, sent+received, read/written)
+  std::int64_t messages = 0;     // MPI messages sent and received
+  std::int64_t io_requests = 0;  // file requests (reads and writes) issued by window
+                                 // I/O (not counted in direct mode)
 };
 
 struct OperationStatistics {
@@ -24,7 +25,8 @@ struct OperationStatistics {
   bool writing = false;
   std::int64_t bytes = 0;       // bytes of this process's data in the operation
   double seconds = 0;           // from the call to completion
-  int aggregators = 0;          // processes that accessed the file
+  int aggregators = 0;          // processes that accessed the file (in direct mode,
+                                // where each process accesses it itself: those with data)
   bool aggregator = false;      // whether this process was one of them
   std::int64_t iterations = 0;  // buffer iterations this process took part in
   std::string realm_policy;     // "even", "aligned", "persistent", "load_balanced"
