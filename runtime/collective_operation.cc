@@ -841,19 +841,37 @@ void CollectiveOperation::build_graph() {
           post_window_exchange(index, gateway);
         }));
     // Writes: receive, then write. Reads: read, then send.
-    auto& before = add(std::make_unique<flow::function_node<std::size_t, std::size_t>>(
-        graph, flow::unlimited, [this, writing](std::size_t index) {
+    // File I/O is handed to the I/O thread; the window comes back to the
+    // graph when it is done, so no worker waits for the file.
+    auto& before = add(std::make_unique<Async>(
+        graph, flow::unlimited, [this, writing](std::size_t index, Async::gateway_type& gateway) {
           WindowItem& item = windows_[index];
           item.buffer.resize(static_cast<std::size_t>(item.total));
-          if (!writing) read_window(item);
-          return index;
+          if (writing) {
+            gateway.try_put(index);
+            return;
+          }
+          gateway.reserve_wait();
+          context_.engine_.io().post([this, index, &gateway] {
+            read_window(windows_[index]);
+            gateway.try_put(index);
+            gateway.release_wait();
+          });
         }));
-    auto& after = add(std::make_unique<flow::function_node<std::size_t, std::size_t>>(
-        graph, flow::unlimited, [this, writing](std::size_t index) {
-          WindowItem& item = windows_[index];
-          if (writing) write_window(item);
-          release(item.buffer);
-          return index;
+    auto& after = add(std::make_unique<Async>(
+        graph, flow::unlimited, [this, writing](std::size_t index, Async::gateway_type& gateway) {
+          if (!writing) {
+            release(windows_[index].buffer);
+            gateway.try_put(index);
+            return;
+          }
+          gateway.reserve_wait();
+          context_.engine_.io().post([this, index, &gateway] {
+            write_window(windows_[index]);
+            release(windows_[index].buffer);
+            gateway.try_put(index);
+            gateway.release_wait();
+          });
         }));
     auto& done = add(done_node());
     flow::make_edge(limiter, before);

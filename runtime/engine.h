@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 
+#include "runtime/io_service.h"
 #include "runtime/progress.h"
 
 namespace flowio::runtime {
@@ -38,12 +39,15 @@ class Engine {
 
   // The process's progress thread, which drives MPI requests.
   Progress& progress() { return progress_; }
+  // The process's I/O thread, which performs aggregators' file I/O.
+  IoService& io() { return io_; }
 
  private:
   Engine();
 
   // Declared first: destroyed last, after every task has finished.
   Progress progress_;
+  IoService io_;
   tbb::task_arena arena_;
   std::mutex mutex_;
   std::condition_variable idle_;
