@@ -43,6 +43,13 @@ WindowMethod choose(const Shape& shape, std::size_t piece_count, const WindowIoS
   return mean_distance < settings.sieve_threshold ? WindowMethod::sieve : WindowMethod::vectored;
 }
 
+// Whether a covered window's pieces are small enough to go through the
+// staging buffer rather than as iovecs.
+bool stages_covered_window(WindowMethod method, const Shape& shape, std::size_t piece_count) {
+  return method == WindowMethod::contiguous &&
+         shape.data < kStageBelowPieceBytes * static_cast<std::int64_t>(piece_count);
+}
+
 // Requests for runs of touching pieces, their iovecs pointing at the
 // pieces' memory.
 struct RequestList {
@@ -122,9 +129,7 @@ WindowIoResult write_window(StorageBackend& backend, int fd, std::span<const Win
   if (pieces.empty()) return result;
   const Shape shape = shape_of(pieces);
   result.method = choose(shape, pieces.size(), settings);
-  const bool stage_covered =
-      result.method == WindowMethod::contiguous &&
-      shape.data < kStageBelowPieceBytes * static_cast<std::int64_t>(pieces.size());
+  const bool stage_covered = stages_covered_window(result.method, shape, pieces.size());
   if (result.method == WindowMethod::sieve || stage_covered) {
     const std::size_t extent = static_cast<std::size_t>(shape.end - shape.begin);
     if (stage_covered) {
@@ -156,9 +161,7 @@ WindowIoResult read_window(StorageBackend& backend, int fd, std::span<const Wind
   if (pieces.empty()) return result;
   const Shape shape = shape_of(pieces);
   result.method = choose(shape, pieces.size(), settings);
-  const bool stage_covered =
-      result.method == WindowMethod::contiguous &&
-      shape.data < kStageBelowPieceBytes * static_cast<std::int64_t>(pieces.size());
+  const bool stage_covered = stages_covered_window(result.method, shape, pieces.size());
   if (result.method == WindowMethod::sieve || stage_covered) {
     const std::int64_t valid = read_extent(backend, fd, shape, staging);
     for (const WindowPiece& piece : pieces) {
