@@ -63,6 +63,7 @@
 #include "flowio/flowio.h"
 #include "runtime/core/flat_type.h"
 #include "runtime/core/piece_cursor.h"
+#include "tests/api/differential_run.h"
 #include "tests/api/test_paths.h"
 #include "tests/support/random_types.h"
 
@@ -72,11 +73,6 @@ using flowio::testing::Constructs;
 using flowio::testing::TypeShape;
 
 constexpr long long kMostFileBytes = 4 << 20;
-
-long environment_number(const char* name, long fallback) {
-  const char* text = std::getenv(name);
-  return text == nullptr ? fallback : std::strtol(text, nullptr, 10);
-}
 
 std::vector<char> read_whole_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -592,14 +588,11 @@ TEST_CASE("Api.CollectiveDifferential.RandomCollectiveAccess") {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  long cases = environment_number("FLOWIO_DIFF_CASES", 100);
-  // Under the sanitizers every case costs about ten times more.
-  if (std::getenv("FLOWIO_SANITIZER") != nullptr) cases = std::max(cases / 5, 20L);
-  const long first = environment_number("FLOWIO_DIFF_FIRST", 0);
-  const long seed = environment_number("FLOWIO_DIFF_SEED", 20261207);
+  const flowio::testing::DifferentialRun run = flowio::testing::differential_run(100, 20261207);
+  const long cases = run.cases, first = run.first, seed = run.seed;
   const std::string flowio_path = flowio::testing::scratch_path(MPI_COMM_WORLD, "cdiff_flowio");
   const std::string mpich_path = flowio::testing::scratch_path(MPI_COMM_WORLD, "cdiff_mpich");
-  const bool verbose = std::getenv("FLOWIO_DIFF_VERBOSE") != nullptr;
+  const bool verbose = run.verbose;
   long failed_cases = 0;
   for (long index = first; index < first + cases; ++index) {
     const auto case_seed = static_cast<std::uint64_t>(seed + index);

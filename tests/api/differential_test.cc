@@ -26,15 +26,11 @@
 
 #include "flowio/flowio.h"
 #include "runtime/core/flat_type.h"
+#include "tests/api/differential_run.h"
 #include "tests/api/test_paths.h"
 #include "tests/support/random_types.h"
 
 namespace {
-
-long environment_number(const char* name, long fallback) {
-  const char* text = std::getenv(name);
-  return text == nullptr ? fallback : std::strtol(text, nullptr, 10);
-}
 
 std::vector<char> read_whole_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -131,12 +127,8 @@ TEST_CASE("Api.Differential.RandomIndependentAccess") {
   int rank = 0, ranks = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  long cases = environment_number("FLOWIO_DIFF_CASES", 150);
-  // Under the sanitizers every case costs about ten times more; a fifth of
-  // the cases keeps the suite within its time.
-  if (std::getenv("FLOWIO_SANITIZER") != nullptr) cases = std::max(cases / 5, 20L);
-  const long first = environment_number("FLOWIO_DIFF_FIRST", 0);
-  const long seed = environment_number("FLOWIO_DIFF_SEED", 20261125);
+  const flowio::testing::DifferentialRun run = flowio::testing::differential_run(150, 20261125);
+  const long cases = run.cases, first = run.first, seed = run.seed;
   const std::string flowio_path = flowio::testing::scratch_path(MPI_COMM_WORLD, "diff_flowio");
   const std::string mpich_path = flowio::testing::scratch_path(MPI_COMM_WORLD, "diff_mpich");
   long mismatches = 0;
@@ -147,7 +139,7 @@ TEST_CASE("Api.Differential.RandomIndependentAccess") {
     CAPTURE(index);
     CAPTURE(rank);
     CAPTURE(c.description);
-    if (std::getenv("FLOWIO_DIFF_VERBOSE") != nullptr) MESSAGE(c.description);
+    if (run.verbose) MESSAGE(c.description);
     TypedBuffer data(c.memory_type, c.count);
     for (auto& byte : data.bytes) byte = static_cast<unsigned char>(rng());
 
