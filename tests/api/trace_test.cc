@@ -1,0 +1,71 @@
+// The Perfetto / Chrome trace (FLOWIO_TRACE): after a collective write of
+// several buffer iterations and close, rank 0's trace file holds complete
+// events of every rank, for the stages that ran, with track names.
+#include <doctest/doctest.h>
+#include <mpi.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "flowio/flowio.h"
+#include "tests/api/test_paths.h"
+
+namespace {
+
+std::size_t occurrences(const std::string& text, const std::string& what) {
+  std::size_t count = 0;
+  for (std::size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) {
+    ++count;
+  }
+  return count;
+}
+
+}  // namespace
+
+TEST_CASE("Api.Trace.EveryRankAndStage") {
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const std::string trace = flowio::testing::scratch_path(MPI_COMM_WORLD, "trace.json");
+  // Read once, at the first trace event: set before any flowio call.
+  setenv("FLOWIO_TRACE", trace.c_str(), 1);
+
+  // Ranks interleave 8-byte pieces, so the write goes through two-phase
+  // I/O; 4 KiB windows make several iterations.
+  constexpr int kPieces = 2048;
+  MPI_Datatype piece, tile;
+  MPI_Type_contiguous(8, MPI_BYTE, &piece);
+  MPI_Type_create_resized(piece, 0, 8 * ranks, &tile);
+  MPI_Type_commit(&tile);
+  std::vector<char> data(8 * kPieces, static_cast<char>('a' + rank));
+  flowio::File file =
+      flowio::File::open(MPI_COMM_WORLD, flowio::testing::scratch_path(MPI_COMM_WORLD, "trace.dat"),
+                         flowio::Mode::create | flowio::Mode::wronly,
+                         {{"cb_buffer_size", "4096"}, {"romio_cb_write", "enable"}});
+  file.set_view(8 * rank, MPI_BYTE, tile);
+  CHECK(file.write_all(data.data(), static_cast<MPI_Count>(data.size()), MPI_BYTE) == data.size());
+  file.close();
+  MPI_Type_free(&tile);
+  MPI_Type_free(&piece);
+
+  if (rank != 0) return;
+  std::ifstream in(trace);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  CHECK(text.rfind("{\"traceEvents\":[", 0) == 0);
+  CHECK(text.find("]}") != std::string::npos);
+  for (int r = 0; r < ranks; ++r) {
+    CAPTURE(r);
+    CHECK(occurrences(text, "\"ph\":\"X\",\"pid\":" + std::to_string(r) + ",") > 0);
+  }
+  for (const char* stage : {"offsets", "realms", "metadata", "exchange", "io", "agree"}) {
+    CAPTURE(stage);
+    CHECK(occurrences(text, std::string("\"cat\":\"") + stage + "\"") > 0);
+    CHECK(occurrences(text, std::string("\"args\":{\"name\":\"") + stage + "\"}") >=
+          static_cast<std::size_t>(ranks));
+  }
+  // 16 KiB of data per rank in 4 KiB windows: several io spans per write.
+  CHECK(occurrences(text, "\"cat\":\"io\"") >= 4);
+}
