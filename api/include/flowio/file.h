@@ -109,7 +109,9 @@ class File {
   // or read it in buffer-sized iterations, pipelined: packing, the exchange
   // between processes and the file I/O of consecutive iterations overlap.
   // The call returns at once; the Future's value is this process's bytes
-  // transferred. An I/O error on any process reaches every process's Future.
+  // transferred (for reads, the prefix of its data before end of file; its
+  // memory past end of file is left untouched). An I/O error on any process
+  // reaches every process's Future as the same kind of exception.
   // Several collective operations may be outstanding on one file; their
   // data phases run in call order. The forms without an offset use and
   // advance the individual file pointer at the call.
