@@ -11,6 +11,7 @@ namespace {
 // Pieces per batch: enough to amortize a submission, small enough to keep
 // the iovec and request arrays in cache-sized memory.
 constexpr std::size_t kPiecesPerBatch = 4096;
+constexpr std::size_t kFirstBatchPieces = 64;
 // Bytes per batch bound the memory a batch pins, not copies: nothing is
 // staged, the iovecs point into the caller's buffer.
 constexpr std::int64_t kBytesPerBatch = std::int64_t{256} << 20;
@@ -26,7 +27,9 @@ class RequestBatcher {
       : file_(view.file_pieces(stream_position)),
         memory_(*memory.type, memory.count, memory.buffer_address),
         remaining_(memory.bytes()) {
-    file_pieces_.resize(kPiecesPerBatch);
+    // Small first: most transfers have few pieces, and a full batch array
+    // costs more to allocate than their I/O. Grown by next() as needed.
+    file_pieces_.resize(kFirstBatchPieces);
   }
 
   bool done() const { return remaining_ == 0; }
@@ -35,6 +38,9 @@ class RequestBatcher {
   // and stay valid until the next call.
   std::span<const IoRequest> next() {
     const std::size_t piece_count = file_.next(file_pieces_, std::min(remaining_, kBytesPerBatch));
+    if (piece_count == file_pieces_.size() && file_pieces_.size() < kPiecesPerBatch) {
+      file_pieces_.resize(std::min(kPiecesPerBatch, 8 * file_pieces_.size()));
+    }
     iovecs_.clear();
     struct Pending {
       std::int64_t file_offset;

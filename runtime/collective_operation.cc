@@ -309,7 +309,8 @@ Future<std::size_t> CollectiveOperation::start() {
   self_ = shared_from_this();
   sequence_ = context_.next_sequence_++;
   Future<std::size_t> future = promise_.get_future();
-  summary_ = core::AccessSummary::of(request_.access);
+  summary_ = core::AccessSummary::of(
+      request_.access, request_.settings.realms.policy == core::RealmPolicy::load_balanced);
   view_words_ = exchange::encode_view_access(request_.access);
   summary_.metadata_words = static_cast<std::int64_t>(view_words_.size());
   summaries_.resize(static_cast<std::size_t>(context_.ranks_));

@@ -33,13 +33,13 @@ const char* realm_policy_name(RealmPolicy policy) {
   return "?";
 }
 
-AccessSummary AccessSummary::of(const Access& access) {
+AccessSummary AccessSummary::of(const Access& access, bool quantiles) {
   AccessSummary summary;
   summary.file_begin = access.file_begin();
   summary.file_end = access.file_end();
   summary.bytes = access.bytes();
   summary.pieces = access.estimated_pieces();
-  for (int k = 0; k < kQuantiles; ++k) {
+  for (int k = 0; quantiles && k < kQuantiles; ++k) {
     summary.quantile[k] = access.empty() ? 0 : access.offset_of(k * access.bytes() / kQuantiles);
   }
   summary.quantile[kQuantiles] = access.file_end();

@@ -44,7 +44,9 @@ struct AccessSummary {
   // their buffers without asking.
   std::int64_t metadata_words = 0;
 
-  static AccessSummary of(const Access& access);
+  // The quantiles cost a seek each; without `quantiles` they are left 0
+  // (only load-balanced realms read them).
+  static AccessSummary of(const Access& access, bool quantiles = true);
 };
 
 struct RealmSettings {
