@@ -189,7 +189,7 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
     impl->open_direct();
   }
   MPI_Comm_size(impl->comm, &impl->ranks);
-  impl->collective = std::make_unique<runtime::CollectiveContext>(impl->comm, impl->fd.get(),
+  impl->collective = std::make_unique<runtime::CollectiveContext>(impl->comm, impl->fd,
                                                                   *impl->backend, *impl->engine);
   return File(std::move(impl));
 }

@@ -43,11 +43,21 @@ WindowMethod choose(const Shape& shape, std::size_t piece_count, const WindowIoS
   return mean_distance < settings.sieve_threshold ? WindowMethod::sieve : WindowMethod::vectored;
 }
 
-// Whether a covered window's pieces are small enough to go through the
-// staging buffer rather than as iovecs.
-bool stages_covered_window(WindowMethod method, const Shape& shape, std::size_t piece_count) {
-  return method == WindowMethod::contiguous &&
-         shape.data < kStageBelowPieceBytes * static_cast<std::int64_t>(piece_count);
+// What one window's I/O will do: the method, and for a covered window
+// whether its pieces are small enough to go through the staging buffer
+// rather than as iovecs.
+struct Plan {
+  Shape shape;
+  WindowMethod method;
+  bool staged;
+};
+
+Plan plan_window(std::span<const WindowPiece> pieces, const WindowIoSettings& settings) {
+  Plan plan{shape_of(pieces), WindowMethod::none, false};
+  plan.method = choose(plan.shape, pieces.size(), settings);
+  plan.staged = plan.method == WindowMethod::contiguous &&
+                plan.shape.data < kStageBelowPieceBytes * static_cast<std::int64_t>(pieces.size());
+  return plan;
 }
 
 // Requests for runs of touching pieces, their iovecs pointing at the
@@ -127,9 +137,10 @@ WindowIoResult write_window(StorageBackend& backend, int fd, std::span<const Win
                             const WindowIoSettings& settings, std::vector<char>& staging) {
   WindowIoResult result;
   if (pieces.empty()) return result;
-  const Shape shape = shape_of(pieces);
-  result.method = choose(shape, pieces.size(), settings);
-  const bool stage_covered = stages_covered_window(result.method, shape, pieces.size());
+  const Plan plan = plan_window(pieces, settings);
+  const Shape& shape = plan.shape;
+  const bool stage_covered = plan.staged;
+  result.method = plan.method;
   if (result.method == WindowMethod::sieve || stage_covered) {
     const std::size_t extent = static_cast<std::size_t>(shape.end - shape.begin);
     if (stage_covered) {
@@ -159,9 +170,10 @@ WindowIoResult read_window(StorageBackend& backend, int fd, std::span<const Wind
                            const WindowIoSettings& settings, std::vector<char>& staging) {
   WindowIoResult result;
   if (pieces.empty()) return result;
-  const Shape shape = shape_of(pieces);
-  result.method = choose(shape, pieces.size(), settings);
-  const bool stage_covered = stages_covered_window(result.method, shape, pieces.size());
+  const Plan plan = plan_window(pieces, settings);
+  const Shape& shape = plan.shape;
+  const bool stage_covered = plan.staged;
+  result.method = plan.method;
   if (result.method == WindowMethod::sieve || stage_covered) {
     const std::int64_t valid = read_extent(backend, fd, shape, staging);
     for (const WindowPiece& piece : pieces) {

@@ -1,7 +1,6 @@
 #include "runtime/collective_operation.h"
 
 #include <oneapi/tbb/flow_graph.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <atomic>
@@ -65,17 +64,11 @@ void merge_sorted_runs(std::vector<io::WindowPiece>& pieces, std::vector<std::si
 // Frees a buffer's memory (assigning {} would keep its capacity).
 void release(std::vector<char>& buffer) { std::vector<char>().swap(buffer); }
 
-std::int64_t file_size(int fd) {
-  struct stat status {};
-  if (fstat(fd, &status) != 0) throw_errno(errno, "fstat");
-  return status.st_size;
-}
-
 }  // namespace
 
-CollectiveContext::CollectiveContext(MPI_Comm comm, int fd, io::StorageBackend& backend,
-                                     Engine& engine)
-    : fd_(fd), backend_(backend), engine_(engine) {
+CollectiveContext::CollectiveContext(MPI_Comm comm, const io::FileDescriptor& file,
+                                     io::StorageBackend& backend, Engine& engine)
+    : file_(file), backend_(backend), engine_(engine) {
   for (MPI_Comm* mine : {&metadata_comm_, &data_comm_, &agree_comm_}) {
     check_mpi(MPI_Comm_dup(comm, mine), "MPI_Comm_dup");
     // Failures come back as codes, to reach the futures, not abort.
@@ -225,6 +218,8 @@ class CollectiveOperation : public std::enable_shared_from_this<CollectiveOperat
   void post_window_exchange(std::size_t index, Async::gateway_type& gateway);
   void write_window(WindowItem& item);
   void read_window(WindowItem& item);
+  void record_window_io(const WindowItem& item, std::int64_t begin_ns,
+                        const io::WindowIoResult& result);
   void item_done();
   void finish();
 
@@ -509,9 +504,9 @@ void CollectiveOperation::run_independently() {
     const core::FileView& view = *access.view();
     std::int64_t moved = 0;
     if (memory.contiguous()) {
-      moved = request_.writing ? io::write_to_view(context_.backend_, context_.fd_, view,
+      moved = request_.writing ? io::write_to_view(context_.backend_, context_.file_.get(), view,
                                                    access.stream_begin(), memory)
-                               : io::read_from_view(context_.backend_, context_.fd_, view,
+                               : io::read_from_view(context_.backend_, context_.file_.get(), view,
                                                     access.stream_begin(), memory);
     } else {
       // Small memory pieces make slow iovecs: stage through a buffer of at
@@ -525,10 +520,10 @@ void CollectiveOperation::run_independently() {
                                         reinterpret_cast<std::int64_t>(staging.data())};
         if (request_.writing) {
           exchange::pack_stream(memory, from, length, staging.data());
-          moved += io::write_to_view(context_.backend_, context_.fd_, view,
+          moved += io::write_to_view(context_.backend_, context_.file_.get(), view,
                                      access.stream_begin() + from, staged);
         } else {
-          const std::int64_t got = io::read_from_view(context_.backend_, context_.fd_, view,
+          const std::int64_t got = io::read_from_view(context_.backend_, context_.file_.get(), view,
                                                       access.stream_begin() + from, staged);
           exchange::unpack_stream(memory, from, got, staging.data());
           moved += got;
@@ -706,7 +701,7 @@ void CollectiveOperation::build_round_graph() {
           guarded([&] {
             // What lies past end of file is not unpacked: the memory there
             // stays as it was, as after an independent read.
-            const std::int64_t valid = request_.access.bytes_before(file_size(context_.fd_));
+            const std::int64_t valid = request_.access.bytes_before(context_.file_.size());
             for (const Round::Share& share : round.shares) {
               const std::int64_t bytes =
                   std::clamp<std::int64_t>(valid - share.from, 0, share.bytes);
@@ -990,22 +985,27 @@ std::vector<io::WindowPiece> CollectiveOperation::window_pieces(WindowItem& item
   return pieces;
 }
 
-void CollectiveOperation::write_window(WindowItem& item) {
-  const std::int64_t begin = now_ns();
-  io::WindowIoResult result;
-  guarded([&] {
-    if (failure_) return;  // the operation fails anyway; keep the file as it was
-    std::vector<char> staging;
-    result = io::write_window(context_.backend_, context_.fd_, window_pieces(item),
-                              request_.settings.window_io, staging);
-  });
+void CollectiveOperation::record_window_io(const WindowItem& item, std::int64_t begin_ns,
+                                           const io::WindowIoResult& result) {
   {
     std::lock_guard lock(mutex_);
     if (result.method != io::WindowMethod::none) {
       methods_.insert(io::window_method_name(result.method));
     }
   }
-  account(kIo, begin, label(item.window.index), result.file_bytes, 0, result.requests);
+  account(kIo, begin_ns, label(item.window.index), result.file_bytes, 0, result.requests);
+}
+
+void CollectiveOperation::write_window(WindowItem& item) {
+  const std::int64_t begin = now_ns();
+  io::WindowIoResult result;
+  guarded([&] {
+    if (failure_) return;  // the operation fails anyway; keep the file as it was
+    std::vector<char> staging;
+    result = io::write_window(context_.backend_, context_.file_.get(), window_pieces(item),
+                              request_.settings.window_io, staging);
+  });
+  record_window_io(item, begin, result);
 }
 
 void CollectiveOperation::read_window(WindowItem& item) {
@@ -1013,13 +1013,13 @@ void CollectiveOperation::read_window(WindowItem& item) {
   io::WindowIoResult result;
   guarded([&] {
     std::vector<char> staging;
-    result = io::read_window(context_.backend_, context_.fd_, window_pieces(item),
+    result = io::read_window(context_.backend_, context_.file_.get(), window_pieces(item),
                              request_.settings.window_io, staging);
     // Each client's part is in file order: what lies past end of file is
     // its tail, which is not sent, so that the client's memory there is
     // left as it was (as an independent read leaves it).
     if (result.bytes_read < item.total) {
-      const std::int64_t end = std::min(item.window.end, file_size(context_.fd_));
+      const std::int64_t end = std::min(item.window.end, context_.file_.size());
       for (WindowItem::Part& part : item.parts) {
         const core::Access& access = clients_[part.client].access;
         part.before_end = std::clamp<std::int64_t>(
@@ -1027,13 +1027,7 @@ void CollectiveOperation::read_window(WindowItem& item) {
       }
     }
   });
-  {
-    std::lock_guard lock(mutex_);
-    if (result.method != io::WindowMethod::none) {
-      methods_.insert(io::window_method_name(result.method));
-    }
-  }
-  account(kIo, begin, label(item.window.index), result.file_bytes, 0, result.requests);
+  record_window_io(item, begin, result);
 }
 
 void CollectiveOperation::item_done() {
@@ -1055,7 +1049,7 @@ void CollectiveOperation::finish() {
     const core::Access& access = request_.access;
     moved = static_cast<std::size_t>(access.bytes());
     if (!request_.writing && !access.empty()) {
-      moved = static_cast<std::size_t>(access.bytes_before(file_size(context_.fd_)));
+      moved = static_cast<std::size_t>(access.bytes_before(context_.file_.size()));
     }
   } catch (...) {
     outcome = std::current_exception();

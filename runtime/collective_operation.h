@@ -32,6 +32,7 @@
 
 #include "flowio/future.h"
 #include "flowio/statistics.h"
+#include "io/file_descriptor.h"
 #include "io/storage_backend.h"
 #include "runtime/collective_settings.h"
 #include "runtime/core/access.h"
@@ -45,7 +46,8 @@ namespace flowio::runtime {
 class CollectiveContext {
  public:
   // Duplicates `comm` three times (collective over it).
-  CollectiveContext(MPI_Comm comm, int fd, io::StorageBackend& backend, Engine& engine);
+  CollectiveContext(MPI_Comm comm, const io::FileDescriptor& file, io::StorageBackend& backend,
+                    Engine& engine);
   ~CollectiveContext();
   CollectiveContext(const CollectiveContext&) = delete;
   CollectiveContext& operator=(const CollectiveContext&) = delete;
@@ -71,7 +73,7 @@ class CollectiveContext {
   int rank_ = 0;
   int ranks_ = 1;
   int tag_bound_ = 32767;
-  int fd_;
+  const io::FileDescriptor& file_;
   io::StorageBackend& backend_;
   Engine& engine_;
   std::uint64_t next_sequence_ = 0;  // caller's thread only

@@ -5,16 +5,12 @@
 #include <algorithm>
 #include <chrono>
 
+#include "runtime/clock.h"
+
 namespace flowio::runtime {
 namespace {
 
 constexpr std::int64_t kPollingNanoseconds = 20'000'000;
-
-std::int64_t now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 }  // namespace
 

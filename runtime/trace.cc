@@ -1,18 +1,10 @@
 #include "runtime/trace.h"
 
-#include <time.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
 
 namespace flowio::runtime {
-
-std::int64_t now_ns() {
-  timespec now{};
-  clock_gettime(CLOCK_MONOTONIC, &now);
-  return std::int64_t{now.tv_sec} * 1000000000 + now.tv_nsec;
-}
 
 Trace& Trace::process() {
   static Trace trace;

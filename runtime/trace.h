@@ -12,10 +12,9 @@
 #include <string>
 #include <vector>
 
-namespace flowio::runtime {
+#include "runtime/clock.h"
 
-// Nanoseconds of CLOCK_MONOTONIC: one clock for every process of a node.
-std::int64_t now_ns();
+namespace flowio::runtime {
 
 // Thread safety: record() may be called from any thread.
 class Trace {
