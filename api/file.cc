@@ -98,6 +98,13 @@ struct File::Impl {
   // hint reports "disable".
   void open_direct();
 
+  // Hints given after open; the storage ones were settled at open.
+  void merge_hints(const Hints& more) {
+    for (const auto& [key, value] : more) {
+      if (key != "flowio_io_backend" && key != "flowio_direct_io") hints[key] = value;
+    }
+  }
+
   void begin_operation() {
     std::lock_guard lock(mutex);
     ++pending;
@@ -219,9 +226,13 @@ void File::set_view(MPI_Offset displacement, MPI_Datatype etype, MPI_Datatype fi
   });
   file.view = std::move(view);
   file.pointer = 0;
-  for (const auto& [key, value] : hints) {
-    if (key != "flowio_io_backend") file.hints[key] = value;
-  }
+  file.merge_hints(hints);
+}
+
+void File::set_hints(const Hints& hints) {
+  Impl& file = impl();
+  file.wait_idle();
+  file.merge_hints(hints);
 }
 
 File::Impl::Transfer File::Impl::prepare_transfer(bool writing, MPI_Offset offset,
@@ -394,9 +405,7 @@ void File::seek(MPI_Offset offset, Whence whence) {
   Impl& file = impl();
   MPI_Offset base = 0;
   if (whence == Whence::current) base = file.pointer;
-  if (whence == Whence::end) {
-    base = file.view->stream_bytes_before(file.fd.size()) / file.view->etype_size();
-  }
+  if (whence == Whence::end) base = position_of_end();
   if (base + offset < 0) {
     throw UsageError(ErrorCode::invalid_argument, "seek: the position would be negative");
   }
@@ -404,6 +413,11 @@ void File::seek(MPI_Offset offset, Whence whence) {
 }
 
 MPI_Offset File::position() const { return impl().pointer; }
+
+MPI_Offset File::position_of_end() const {
+  const Impl& file = impl();
+  return file.view->stream_bytes_before(file.fd.size()) / file.view->etype_size();
+}
 
 MPI_Offset File::byte_offset(MPI_Offset offset) const {
   const Impl& file = impl();

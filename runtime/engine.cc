@@ -17,7 +17,9 @@ void require_thread_multiple() {
                      "flowio needs MPI to be initialized (and not finalized)");
   }
   int provided = MPI_THREAD_SINGLE;
-  check_mpi(MPI_Query_thread(&provided), "MPI_Query_thread");
+  // The profiling entry point: the MPI-IO layer reports the level the
+  // program asked for through MPI_Query_thread, not the one MPI runs at.
+  check_mpi(PMPI_Query_thread(&provided), "MPI_Query_thread");
   if (provided < MPI_THREAD_MULTIPLE) {
     throw UsageError(ErrorCode::unsupported,
                      "flowio needs MPI_THREAD_MULTIPLE: initialize MPI with "

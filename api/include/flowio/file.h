@@ -136,6 +136,9 @@ class File {
   // The individual file pointer, in etypes of the view.
   void seek(MPI_Offset offset, Whence whence);
   MPI_Offset position() const;
+  // The view position (in etypes) at which the file currently ends: where
+  // seek(0, Whence::end) would move the pointer.
+  MPI_Offset position_of_end() const;
   // File offset in bytes of view position `offset` (in etypes).
   MPI_Offset byte_offset(MPI_Offset offset) const;
 
@@ -149,6 +152,11 @@ class File {
   // Collective. Makes sure storage is allocated for the first `bytes`
   // bytes; never shrinks the file.
   void preallocate(MPI_Offset bytes);
+
+  // Collective. Replaces the values of the hints in `hints` for the
+  // operations started after the call (storage hints, flowio_io_backend and
+  // flowio_direct_io, apply at open only and are ignored here).
+  void set_hints(const Hints& hints);
 
   // The hints in force (including defaults; flowio_ds_threshold shows the
   // write threshold), and the access mode.

@@ -1,0 +1,121 @@
+#include "api/mpiio/data_access.h"
+
+#include <memory>
+#include <string>
+
+#include "api/mpiio/layer_file.h"
+#include "flowio/error.h"
+
+namespace flowio::mpiio {
+namespace {
+
+// The shared pointer counts etypes, so a call must move whole etypes for
+// it to advance; checked before the pointer moves.
+MPI_Offset etypes_of(const LayerFile& file, const DataCall& call) {
+  int type_size = 0;
+  MPI_Type_size(call.datatype, &type_size);
+  const MPI_Offset bytes = static_cast<MPI_Offset>(type_size) * call.count;
+  const int etype = file.etype_size();
+  if (bytes % etype != 0) {
+    throw UsageError(ErrorCode::invalid_datatype,
+                     std::to_string(bytes) + " bytes is not a whole number of etypes of " +
+                         std::to_string(etype) + " bytes");
+  }
+  return bytes / etype;
+}
+
+void check_arguments(const DataCall& call) {
+  if (call.datatype == MPI_DATATYPE_NULL) {
+    throw UsageError(ErrorCode::invalid_datatype, "MPI_DATATYPE_NULL");
+  }
+  if (call.count < 0) throw UsageError(ErrorCode::invalid_count, "negative count");
+  if (call.position == Position::explicit_offset && call.offset < 0) {
+    throw UsageError(ErrorCode::invalid_argument, "negative offset");
+  }
+}
+
+// Where a shared-pointer call starts, in etypes: claimed atomically by an
+// independent call, in rank order by an ordered (collective) one.
+MPI_Offset claim_shared(LayerFile& file, const DataCall& call) {
+  const MPI_Offset etypes = etypes_of(file, call);
+  return call.collective ? file.shared->claim_in_rank_order(etypes)
+                         : file.shared->fetch_add(etypes);
+}
+
+// The flowio call for `call`, with the shared pointer already resolved to
+// `offset`. Collective calls stay collective unless `independent`.
+Future<std::size_t> start_on_file(File& file, const DataCall& call, Position position,
+                                  MPI_Offset offset, bool independent) {
+  void* read_buffer = const_cast<void*>(call.buffer);
+  const bool collective = call.collective && !independent;
+  if (position == Position::individual_pointer) {
+    if (call.writing) {
+      return collective ? file.iwrite_all(call.buffer, call.count, call.datatype)
+                        : file.iwrite(call.buffer, call.count, call.datatype);
+    }
+    return collective ? file.iread_all(read_buffer, call.count, call.datatype)
+                      : file.iread(read_buffer, call.count, call.datatype);
+  }
+  if (call.writing) {
+    return collective ? file.iwrite_at_all(offset, call.buffer, call.count, call.datatype)
+                      : file.iwrite_at(offset, call.buffer, call.count, call.datatype);
+  }
+  return collective ? file.iread_at_all(offset, read_buffer, call.count, call.datatype)
+                    : file.iread_at(offset, read_buffer, call.count, call.datatype);
+}
+
+struct Resolved {
+  Position position;
+  MPI_Offset offset;
+};
+
+Resolved resolve(LayerFile& file, const DataCall& call) {
+  check_arguments(call);
+  if (call.position == Position::shared_pointer) {
+    return {Position::explicit_offset, claim_shared(file, call)};
+  }
+  return {call.position, call.offset};
+}
+
+Future<std::size_t> start_resolved(LayerFile& file, const DataCall& call, Resolved where) {
+  if (!file.atomic_lock) return start_on_file(file.file, call, where.position, where.offset, false);
+  std::shared_ptr<FileLock> lock = file.atomic_lock;
+  lock->lock(call.writing);
+  Future<std::size_t> access;
+  try {
+    access = start_on_file(file.file, call, where.position, where.offset, true);
+  } catch (...) {
+    lock->unlock();
+    throw;
+  }
+  return access.then([lock](Future<std::size_t> done) {
+    lock->unlock();
+    return done.get();
+  });
+}
+
+}  // namespace
+
+std::size_t run_to_completion(LayerFile& file, const DataCall& call) {
+  const Resolved where = resolve(file, call);
+  if (file.atomic_lock) return start_resolved(file, call, where).get();
+  File& flowio_file = file.file;
+  void* read_buffer = const_cast<void*>(call.buffer);
+  // The blocking collective forms let flowio work on this thread.
+  if (call.collective && where.position == Position::individual_pointer) {
+    return call.writing ? flowio_file.write_all(call.buffer, call.count, call.datatype)
+                        : flowio_file.read_all(read_buffer, call.count, call.datatype);
+  }
+  if (call.collective) {
+    return call.writing
+               ? flowio_file.write_at_all(where.offset, call.buffer, call.count, call.datatype)
+               : flowio_file.read_at_all(where.offset, read_buffer, call.count, call.datatype);
+  }
+  return start_on_file(flowio_file, call, where.position, where.offset, false).get();
+}
+
+Future<std::size_t> start(LayerFile& file, const DataCall& call) {
+  return start_resolved(file, call, resolve(file, call));
+}
+
+}  // namespace flowio::mpiio

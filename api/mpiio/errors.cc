@@ -1,0 +1,118 @@
+#include "api/mpiio/errors.h"
+
+#include <array>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "api/mpiio/layer_file.h"
+#include "flowio/error.h"
+
+namespace flowio::mpiio {
+namespace {
+
+int class_of(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::invalid_argument: return MPI_ERR_ARG;
+    case ErrorCode::invalid_count: return MPI_ERR_COUNT;
+    case ErrorCode::invalid_datatype: return MPI_ERR_TYPE;
+    case ErrorCode::invalid_access_mode: return MPI_ERR_AMODE;
+    case ErrorCode::read_only: return MPI_ERR_READ_ONLY;
+    case ErrorCode::file_closed: return MPI_ERR_FILE;
+    case ErrorCode::no_such_file: return MPI_ERR_NO_SUCH_FILE;
+    case ErrorCode::file_exists: return MPI_ERR_FILE_EXISTS;
+    case ErrorCode::access_denied: return MPI_ERR_ACCESS;
+    case ErrorCode::no_space: return MPI_ERR_NO_SPACE;
+    case ErrorCode::io: return MPI_ERR_IO;
+    case ErrorCode::unsupported: return MPI_ERR_UNSUPPORTED_OPERATION;
+    case ErrorCode::mpi: return MPI_ERR_OTHER;
+  }
+  return MPI_ERR_OTHER;
+}
+
+struct Handlers {
+  std::mutex mutex;
+  std::map<MPI_Errhandler, MPI_File_errhandler_function*> functions;
+  MPI_Errhandler for_null_file = MPI_ERRORS_RETURN;
+};
+
+// The message of the latest failure on this thread, for a fatal handler.
+thread_local std::string latest_message;
+
+Handlers& handlers() {
+  static Handlers* instance = new Handlers();  // used until exit
+  return *instance;
+}
+
+}  // namespace
+
+int error_code_with_message(int error_class, const char* message) {
+  latest_message = message;
+  return error_class;
+}
+
+int error_code_of(std::exception_ptr failure) {
+  try {
+    std::rethrow_exception(failure);
+  } catch (const Error& error) {
+    if (error.code() == ErrorCode::mpi && error.mpi_code() != MPI_SUCCESS) {
+      int error_class = MPI_ERR_OTHER;
+      MPI_Error_class(error.mpi_code(), &error_class);
+      return error_code_with_message(error_class, error.what());
+    }
+    return error_code_with_message(class_of(error.code()), error.what());
+  } catch (const std::exception& error) {
+    return error_code_with_message(MPI_ERR_INTERN, error.what());
+  } catch (...) {
+    return error_code_with_message(MPI_ERR_INTERN, "unknown failure");
+  }
+}
+
+int report(LayerFile* file, MPI_File handle, int code) {
+  return report(file != nullptr ? file->errhandler : default_handler(), handle, code);
+}
+
+int report(MPI_Errhandler handler, MPI_File handle, int code) {
+  if (code == MPI_SUCCESS) return code;
+  if (handler == MPI_ERRORS_RETURN) return code;
+  MPI_File_errhandler_function* function = nullptr;
+  {
+    Handlers& state = handlers();
+    std::lock_guard lock(state.mutex);
+    const auto found = state.functions.find(handler);
+    if (found != state.functions.end()) function = found->second;
+  }
+  if (function != nullptr) {
+    function(&handle, &code);
+    return code;
+  }
+  // MPI_ERRORS_ARE_FATAL, MPI_ERRORS_ABORT, or a handler we do not know.
+  std::array<char, MPI_MAX_ERROR_STRING> text{};
+  int length = 0;
+  MPI_Error_string(code, text.data(), &length);
+  std::fprintf(stderr, "flowio-mpiio: fatal error in an MPI_File call: %s (%s)\n", text.data(),
+               latest_message.c_str());
+  PMPI_Abort(MPI_COMM_WORLD, code);
+  return code;
+}
+
+void remember_handler(MPI_Errhandler handler, MPI_File_errhandler_function* function) {
+  Handlers& state = handlers();
+  std::lock_guard lock(state.mutex);
+  state.functions[handler] = function;
+}
+
+MPI_Errhandler default_handler() {
+  Handlers& state = handlers();
+  std::lock_guard lock(state.mutex);
+  return state.for_null_file;
+}
+
+void set_default_handler(MPI_Errhandler handler) {
+  Handlers& state = handlers();
+  std::lock_guard lock(state.mutex);
+  state.for_null_file = handler;
+}
+
+}  // namespace flowio::mpiio

@@ -1,0 +1,329 @@
+// MPI_File_* calls that open, describe and manage files (everything but the
+// data calls and error handlers). Each forwards to the MPI library when the
+// layer does not serve (activation.h).
+#include <mpi.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <memory>
+#include <string>
+
+#include "api/mpiio/activation.h"
+#include "api/mpiio/errors.h"
+#include "api/mpiio/info_hints.h"
+#include "api/mpiio/layer_file.h"
+#include "api/mpiio/serve.h"
+#include "flowio/error.h"
+#include "flowio/file.h"
+
+namespace flowio::mpiio {
+namespace {
+
+// ROMIO accepts "ufs:/path" and the like to name the file system driver;
+// flowio has one driver, so the prefix is dropped.
+std::string strip_file_system_prefix(const char* name) {
+  const std::string path = name;
+  const auto colon = path.find(':');
+  if (colon == std::string::npos || colon < 2) return path;
+  for (std::size_t i = 0; i < colon; ++i) {
+    if (std::isalnum(static_cast<unsigned char>(path[i])) == 0) return path;
+  }
+  return path.substr(colon + 1);
+}
+
+// MPI_MODE_UNIQUE_OPEN is a promise flowio has no use for; MPI_MODE_SEQUENTIAL
+// is accepted and the file is treated as a random-access one.
+Mode mode_of(int amode) {
+  const std::pair<int, Mode> bits[] = {
+      {MPI_MODE_RDONLY, Mode::rdonly},       {MPI_MODE_WRONLY, Mode::wronly},
+      {MPI_MODE_RDWR, Mode::rdwr},           {MPI_MODE_CREATE, Mode::create},
+      {MPI_MODE_EXCL, Mode::excl},           {MPI_MODE_APPEND, Mode::append},
+      {MPI_MODE_DELETE_ON_CLOSE, Mode::delete_on_close},
+  };
+  Mode mode{};
+  for (const auto& [bit, flag] : bits) {
+    if ((amode & bit) != 0) mode = mode | flag;
+  }
+  return mode;
+}
+
+int fail_without_file(int error_class, const char* message) {
+  return report(nullptr, MPI_FILE_NULL, error_code_with_message(error_class, message));
+}
+
+int open_file(MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI_File* handle) {
+  *handle = MPI_FILE_NULL;
+  if (comm == MPI_COMM_NULL) return fail_without_file(MPI_ERR_COMM, "MPI_File_open: MPI_COMM_NULL");
+  int inter = 0;
+  MPI_Comm_test_inter(comm, &inter);
+  if (inter) return fail_without_file(MPI_ERR_COMM, "MPI_File_open: an intercommunicator");
+  if (filename == nullptr) return fail_without_file(MPI_ERR_ARG, "MPI_File_open: no file name");
+  try {
+    auto file = std::make_unique<LayerFile>();
+    file->file = File::open(comm, strip_file_system_prefix(filename), mode_of(amode),
+                            hints_from_info(info));
+    file->amode = amode;
+    file->errhandler = default_handler();
+    file->shared = std::make_unique<SharedPointer>(file->file.communicator());
+    *handle = register_file(std::move(file));
+    return MPI_SUCCESS;
+  } catch (...) {
+    return report(nullptr, MPI_FILE_NULL, error_code_of(std::current_exception()));
+  }
+}
+
+// Runs the pieces of a close that involve other processes, in the same
+// order everywhere, and releases the handle even when one of them fails.
+int close_file(MPI_File* handle) {
+  LayerFile* file = find_file(*handle);
+  if (file == nullptr) {
+    return report(nullptr, *handle, error_code_with_message(MPI_ERR_FILE, "not an open file handle"));
+  }
+  const MPI_Errhandler handler = file->errhandler;
+  int code = MPI_SUCCESS;
+  try {
+    if (file->split) file->split->done.wait();
+    file->shared.reset();
+    file->atomic_lock.reset();
+    file->file.close();
+  } catch (...) {
+    code = error_code_of(std::current_exception());
+  }
+  const MPI_File closed = *handle;
+  unregister_file(closed);
+  *handle = MPI_FILE_NULL;
+  return report(handler, closed, code);
+}
+
+int delete_file(const char* filename) {
+  if (filename == nullptr) return fail_without_file(MPI_ERR_ARG, "MPI_File_delete: no file name");
+  const std::string path = strip_file_system_prefix(filename);
+  if (::unlink(path.c_str()) == 0) return MPI_SUCCESS;
+  try {
+    throw_errno(errno, "MPI_File_delete: unlink " + path);
+  } catch (...) {
+    return report(nullptr, MPI_FILE_NULL, error_code_of(std::current_exception()));
+  }
+}
+
+Whence whence_of(int whence) {
+  if (whence == MPI_SEEK_SET) return Whence::set;
+  if (whence == MPI_SEEK_CUR) return Whence::current;
+  if (whence == MPI_SEEK_END) return Whence::end;
+  throw UsageError(ErrorCode::invalid_argument, "seek: whence is not MPI_SEEK_SET/CUR/END");
+}
+
+void no_split_pending(const LayerFile& file, const char* call) {
+  if (file.split) {
+    throw UsageError(ErrorCode::invalid_argument,
+                     std::string(call) + ": a split collective is still in progress");
+  }
+}
+
+void set_view(LayerFile& file, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+              const char* datarep, MPI_Info info) {
+  no_split_pending(file, "MPI_File_set_view");
+  if (etype == MPI_DATATYPE_NULL || filetype == MPI_DATATYPE_NULL) {
+    throw UsageError(ErrorCode::invalid_datatype, "MPI_File_set_view: MPI_DATATYPE_NULL");
+  }
+  if (datarep == nullptr || std::strcmp(datarep, "native") != 0) {
+    throw UsageError(ErrorCode::unsupported,
+                     std::string("MPI_File_set_view: data representation \"") +
+                         (datarep != nullptr ? datarep : "(null)") +
+                         "\" (flowio supports \"native\" only)");
+  }
+  if (disp == MPI_DISPLACEMENT_CURRENT) {
+    throw UsageError(ErrorCode::unsupported,
+                     "MPI_File_set_view: MPI_DISPLACEMENT_CURRENT (sequential mode) is not supported");
+  }
+  file.file.set_view(disp, etype, filetype, hints_from_info(info));
+  file.remember_view(disp, etype, filetype, datarep);
+  // MPI resets the shared file pointer along with the individual one.
+  file.shared->set(0);
+}
+
+MPI_Datatype copy_for_caller(MPI_Datatype type) {
+  int integers = 0, addresses = 0, datatypes = 0, combiner = 0;
+  MPI_Type_get_envelope(type, &integers, &addresses, &datatypes, &combiner);
+  if (combiner == MPI_COMBINER_NAMED) return type;
+  MPI_Datatype copy = MPI_DATATYPE_NULL;
+  MPI_Type_dup(type, &copy);
+  return copy;
+}
+
+void seek_shared(LayerFile& file, MPI_Offset offset, int whence) {
+  MPI_Offset base = 0;
+  switch (whence_of(whence)) {
+    case Whence::set: break;
+    case Whence::current: base = file.shared->get(); break;
+    case Whence::end: base = file.file.position_of_end(); break;
+  }
+  if (base + offset < 0) {
+    throw UsageError(ErrorCode::invalid_argument, "MPI_File_seek_shared: negative position");
+  }
+  file.shared->set(base + offset);
+}
+
+void set_atomicity(LayerFile& file, int flag) {
+  no_split_pending(file, "MPI_File_set_atomicity");
+  int everyone_same = 0;
+  const int mine[2] = {flag != 0 ? 1 : 0, flag != 0 ? -1 : 0};
+  int extremes[2] = {0, 0};
+  check_mpi(MPI_Allreduce(mine, extremes, 2, MPI_INT, MPI_MAX, file.file.communicator()),
+            "MPI_Allreduce");
+  everyone_same = extremes[0] == -extremes[1];
+  if (!everyone_same) {
+    throw UsageError(ErrorCode::invalid_argument,
+                     "MPI_File_set_atomicity: the processes passed different flags");
+  }
+  if (flag != 0 && !file.atomic_lock) {
+    file.atomic_lock = std::make_shared<FileLock>(file.file.path());
+  } else if (flag == 0) {
+    file.atomic_lock.reset();
+  }
+}
+
+}  // namespace
+}  // namespace flowio::mpiio
+
+using namespace flowio;
+using namespace flowio::mpiio;
+
+int MPI_File_open(MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI_File* fh) {
+  if (forwarding()) return PMPI_File_open(comm, filename, amode, info, fh);
+  return open_file(comm, filename, amode, info, fh);
+}
+
+int MPI_File_close(MPI_File* fh) {
+  if (forwarding()) return PMPI_File_close(fh);
+  return close_file(fh);
+}
+
+int MPI_File_delete(const char* filename, MPI_Info info) {
+  if (forwarding()) return PMPI_File_delete(filename, info);
+  return delete_file(filename);
+}
+
+int MPI_File_set_size(MPI_File fh, MPI_Offset size) {
+  if (forwarding()) return PMPI_File_set_size(fh, size);
+  return serve(fh, [&](LayerFile& file) { file.file.set_size(size); });
+}
+
+int MPI_File_preallocate(MPI_File fh, MPI_Offset size) {
+  if (forwarding()) return PMPI_File_preallocate(fh, size);
+  return serve(fh, [&](LayerFile& file) { file.file.preallocate(size); });
+}
+
+int MPI_File_get_size(MPI_File fh, MPI_Offset* size) {
+  if (forwarding()) return PMPI_File_get_size(fh, size);
+  return serve(fh, [&](LayerFile& file) { *size = file.file.size(); });
+}
+
+int MPI_File_get_group(MPI_File fh, MPI_Group* group) {
+  if (forwarding()) return PMPI_File_get_group(fh, group);
+  return serve(fh, [&](LayerFile& file) {
+    check_mpi(MPI_Comm_group(file.file.communicator(), group), "MPI_Comm_group");
+  });
+}
+
+int MPI_File_get_amode(MPI_File fh, int* amode) {
+  if (forwarding()) return PMPI_File_get_amode(fh, amode);
+  return serve(fh, [&](LayerFile& file) { *amode = file.amode; });
+}
+
+int MPI_File_set_info(MPI_File fh, MPI_Info info) {
+  if (forwarding()) return PMPI_File_set_info(fh, info);
+  return serve(fh, [&](LayerFile& file) { file.file.set_hints(hints_from_info(info)); });
+}
+
+int MPI_File_get_info(MPI_File fh, MPI_Info* info_used) {
+  if (forwarding()) return PMPI_File_get_info(fh, info_used);
+  return serve(fh, [&](LayerFile& file) { *info_used = info_from_hints(file.file.hints()); });
+}
+
+int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                      const char* datarep, MPI_Info info) {
+  if (forwarding()) return PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
+  return serve(fh,
+               [&](LayerFile& file) { set_view(file, disp, etype, filetype, datarep, info); });
+}
+
+int MPI_File_get_view(MPI_File fh, MPI_Offset* disp, MPI_Datatype* etype, MPI_Datatype* filetype,
+                      char* datarep) {
+  if (forwarding()) return PMPI_File_get_view(fh, disp, etype, filetype, datarep);
+  return serve(fh, [&](LayerFile& file) {
+    *disp = file.displacement;
+    *etype = copy_for_caller(file.etype);
+    *filetype = copy_for_caller(file.filetype);
+    std::strcpy(datarep, file.datarep.c_str());
+  });
+}
+
+int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence) {
+  if (forwarding()) return PMPI_File_seek(fh, offset, whence);
+  return serve(fh, [&](LayerFile& file) { file.file.seek(offset, whence_of(whence)); });
+}
+
+int MPI_File_get_position(MPI_File fh, MPI_Offset* offset) {
+  if (forwarding()) return PMPI_File_get_position(fh, offset);
+  return serve(fh, [&](LayerFile& file) { *offset = file.file.position(); });
+}
+
+int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset* disp) {
+  if (forwarding()) return PMPI_File_get_byte_offset(fh, offset, disp);
+  return serve(fh, [&](LayerFile& file) { *disp = file.file.byte_offset(offset); });
+}
+
+int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence) {
+  if (forwarding()) return PMPI_File_seek_shared(fh, offset, whence);
+  return serve(fh, [&](LayerFile& file) { seek_shared(file, offset, whence); });
+}
+
+int MPI_File_get_position_shared(MPI_File fh, MPI_Offset* offset) {
+  if (forwarding()) return PMPI_File_get_position_shared(fh, offset);
+  return serve(fh, [&](LayerFile& file) { *offset = file.shared->get(); });
+}
+
+// Only the "native" representation exists in flowio, where a type's extent
+// in the file is its extent in memory.
+int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint* extent) {
+  if (forwarding()) return PMPI_File_get_type_extent(fh, datatype, extent);
+  return serve(fh, [&](LayerFile&) {
+    MPI_Aint lower_bound = 0;
+    check_mpi(MPI_Type_get_extent(datatype, &lower_bound, extent), "MPI_Type_get_extent");
+  });
+}
+
+int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count* extent) {
+  if (forwarding()) return PMPI_File_get_type_extent_c(fh, datatype, extent);
+  return serve(fh, [&](LayerFile&) {
+    MPI_Count lower_bound = 0;
+    check_mpi(MPI_Type_get_extent_x(datatype, &lower_bound, extent), "MPI_Type_get_extent_x");
+  });
+}
+
+int MPI_File_set_atomicity(MPI_File fh, int flag) {
+  if (forwarding()) return PMPI_File_set_atomicity(fh, flag);
+  return serve(fh, [&](LayerFile& file) { set_atomicity(file, flag); });
+}
+
+int MPI_File_get_atomicity(MPI_File fh, int* flag) {
+  if (forwarding()) return PMPI_File_get_atomicity(fh, flag);
+  return serve(fh, [&](LayerFile& file) { *flag = file.atomic_lock ? 1 : 0; });
+}
+
+int MPI_File_sync(MPI_File fh) {
+  if (forwarding()) return PMPI_File_sync(fh);
+  return serve(fh, [&](LayerFile& file) { file.file.sync(); });
+}
+
+MPI_Fint MPI_File_c2f(MPI_File fh) {
+  if (forwarding()) return PMPI_File_c2f(fh);
+  return fortran_handle_of(fh);
+}
+
+MPI_File MPI_File_f2c(MPI_Fint fh) {
+  if (forwarding()) return PMPI_File_f2c(fh);
+  return handle_of_fortran(fh);
+}
