@@ -127,12 +127,6 @@ void set_view(LayerFile& file, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype
   if (etype == MPI_DATATYPE_NULL || filetype == MPI_DATATYPE_NULL) {
     throw UsageError(ErrorCode::invalid_datatype, "MPI_File_set_view: MPI_DATATYPE_NULL");
   }
-  if (datarep == nullptr || std::strcmp(datarep, "native") != 0) {
-    throw UsageError(ErrorCode::unsupported,
-                     std::string("MPI_File_set_view: data representation \"") +
-                         (datarep != nullptr ? datarep : "(null)") +
-                         "\" (flowio supports \"native\" only)");
-  }
   if (disp == MPI_DISPLACEMENT_CURRENT) {
     throw UsageError(ErrorCode::unsupported,
                      "MPI_File_set_view: MPI_DISPLACEMENT_CURRENT (sequential mode) is not supported");
@@ -167,12 +161,11 @@ void seek_shared(LayerFile& file, MPI_Offset offset, int whence) {
 
 void set_atomicity(LayerFile& file, int flag) {
   no_split_pending(file, "MPI_File_set_atomicity");
-  int everyone_same = 0;
   const int mine[2] = {flag != 0 ? 1 : 0, flag != 0 ? -1 : 0};
   int extremes[2] = {0, 0};
   check_mpi(MPI_Allreduce(mine, extremes, 2, MPI_INT, MPI_MAX, file.file.communicator()),
             "MPI_Allreduce");
-  everyone_same = extremes[0] == -extremes[1];
+  const bool everyone_same = extremes[0] == -extremes[1];
   if (!everyone_same) {
     throw UsageError(ErrorCode::invalid_argument,
                      "MPI_File_set_atomicity: the processes passed different flags");
@@ -245,6 +238,11 @@ int MPI_File_get_info(MPI_File fh, MPI_Info* info_used) {
 int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                       const char* datarep, MPI_Info info) {
   if (forwarding()) return PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
+  if (datarep == nullptr || std::strcmp(datarep, "native") != 0) {
+    return report(find_file(fh), fh,
+                  error_code_with_message(MPI_ERR_UNSUPPORTED_DATAREP,
+                                          "MPI_File_set_view: flowio supports \"native\" only"));
+  }
   return serve(fh,
                [&](LayerFile& file) { set_view(file, disp, etype, filetype, datarep, info); });
 }
