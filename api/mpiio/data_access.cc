@@ -3,18 +3,23 @@
 #include <memory>
 #include <string>
 
+#include "api/mpiio/datatype_checks.h"
 #include "api/mpiio/layer_file.h"
 #include "flowio/error.h"
 
 namespace flowio::mpiio {
 namespace {
 
+std::size_t asked_bytes(const DataCall& call) {
+  int type_size = 0;
+  MPI_Type_size(call.datatype, &type_size);
+  return static_cast<std::size_t>(type_size) * static_cast<std::size_t>(call.count);
+}
+
 // The shared pointer counts etypes, so a call must move whole etypes for
 // it to advance; checked before the pointer moves.
 MPI_Offset etypes_of(const LayerFile& file, const DataCall& call) {
-  int type_size = 0;
-  MPI_Type_size(call.datatype, &type_size);
-  const MPI_Offset bytes = static_cast<MPI_Offset>(type_size) * call.count;
+  const auto bytes = static_cast<MPI_Offset>(asked_bytes(call));
   const int etype = file.etype_size();
   if (bytes % etype != 0) {
     throw UsageError(ErrorCode::invalid_datatype,
@@ -25,9 +30,7 @@ MPI_Offset etypes_of(const LayerFile& file, const DataCall& call) {
 }
 
 void check_arguments(const DataCall& call) {
-  if (call.datatype == MPI_DATATYPE_NULL) {
-    throw UsageError(ErrorCode::invalid_datatype, "MPI_DATATYPE_NULL");
-  }
+  require_committed(call.datatype, "the datatype");
   if (call.count < 0) throw UsageError(ErrorCode::invalid_count, "negative count");
   if (call.position == Position::explicit_offset && call.offset < 0) {
     throw UsageError(ErrorCode::invalid_argument, "negative offset");
@@ -111,7 +114,17 @@ std::size_t run_to_completion(LayerFile& file, const DataCall& call) {
                ? flowio_file.write_at_all(where.offset, call.buffer, call.count, call.datatype)
                : flowio_file.read_at_all(where.offset, read_buffer, call.count, call.datatype);
   }
-  return start_on_file(flowio_file, call, where.position, where.offset, false).get();
+  const bool reading_at_pointer = !call.writing && where.position == Position::individual_pointer;
+  const MPI_Offset before = reading_at_pointer ? flowio_file.position() : 0;
+  const std::size_t moved =
+      start_on_file(flowio_file, call, where.position, where.offset, false).get();
+  // A blocking read that ends early at end of file leaves the pointer after
+  // what it read, as ROMIO does (flowio moves it by the amount asked, at
+  // the call, which nonblocking reads need).
+  if (reading_at_pointer && moved < asked_bytes(call)) {
+    flowio_file.seek(before + static_cast<MPI_Offset>(moved) / file.etype_size(), Whence::set);
+  }
+  return moved;
 }
 
 Future<std::size_t> start(LayerFile& file, const DataCall& call) {

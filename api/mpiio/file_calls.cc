@@ -10,6 +10,7 @@
 #include <string>
 
 #include "api/mpiio/activation.h"
+#include "api/mpiio/datatype_checks.h"
 #include "api/mpiio/errors.h"
 #include "api/mpiio/info_hints.h"
 #include "api/mpiio/layer_file.h"
@@ -124,9 +125,8 @@ void no_split_pending(const LayerFile& file, const char* call) {
 void set_view(LayerFile& file, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
               const char* datarep, MPI_Info info) {
   no_split_pending(file, "MPI_File_set_view");
-  if (etype == MPI_DATATYPE_NULL || filetype == MPI_DATATYPE_NULL) {
-    throw UsageError(ErrorCode::invalid_datatype, "MPI_File_set_view: MPI_DATATYPE_NULL");
-  }
+  require_committed(etype, "MPI_File_set_view: the etype");
+  require_committed(filetype, "MPI_File_set_view: the filetype");
   if (disp == MPI_DISPLACEMENT_CURRENT) {
     throw UsageError(ErrorCode::unsupported,
                      "MPI_File_set_view: MPI_DISPLACEMENT_CURRENT (sequential mode) is not supported");
@@ -288,6 +288,7 @@ int MPI_File_get_position_shared(MPI_File fh, MPI_Offset* offset) {
 int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint* extent) {
   if (forwarding()) return PMPI_File_get_type_extent(fh, datatype, extent);
   return serve(fh, [&](LayerFile&) {
+    require_committed(datatype, "MPI_File_get_type_extent: the datatype");
     MPI_Aint lower_bound = 0;
     check_mpi(MPI_Type_get_extent(datatype, &lower_bound, extent), "MPI_Type_get_extent");
   });
@@ -296,6 +297,7 @@ int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint* exten
 int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count* extent) {
   if (forwarding()) return PMPI_File_get_type_extent_c(fh, datatype, extent);
   return serve(fh, [&](LayerFile&) {
+    require_committed(datatype, "MPI_File_get_type_extent_c: the datatype");
     MPI_Count lower_bound = 0;
     check_mpi(MPI_Type_get_extent_x(datatype, &lower_bound, extent), "MPI_Type_get_extent_x");
   });

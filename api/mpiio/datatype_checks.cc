@@ -1,0 +1,36 @@
+#include "api/mpiio/datatype_checks.h"
+
+#include <string>
+
+#include "flowio/error.h"
+
+namespace flowio::mpiio {
+namespace {
+
+// MPI has no query for "committed", but MPICH refuses an uncommitted type
+// in MPI_Pack_size. The call runs on a private communicator that returns
+// errors, so the program's own handlers never see the probe.
+MPI_Comm probe_communicator() {
+  static const MPI_Comm comm = [] {
+    MPI_Comm dup = MPI_COMM_NULL;
+    PMPI_Comm_dup(MPI_COMM_SELF, &dup);
+    PMPI_Comm_set_errhandler(dup, MPI_ERRORS_RETURN);
+    return dup;
+  }();
+  return comm;
+}
+
+}  // namespace
+
+void require_committed(MPI_Datatype type, const char* role) {
+  if (type == MPI_DATATYPE_NULL) {
+    throw UsageError(ErrorCode::invalid_datatype, std::string(role) + " is MPI_DATATYPE_NULL");
+  }
+  int bytes = 0;
+  if (PMPI_Pack_size(1, type, probe_communicator(), &bytes) != MPI_SUCCESS) {
+    throw UsageError(ErrorCode::invalid_datatype,
+                     std::string(role) + " is not a committed datatype");
+  }
+}
+
+}  // namespace flowio::mpiio
