@@ -1,6 +1,7 @@
 #!/bin/bash
 # The whole test suite: the layering check, every test, then the multi-rank
-# and unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# and unit tests again under AddressSanitizer + UndefinedBehaviorSanitizer,
+# then the install check (tests/install/check_install.sh).
 # Ends with a line "N passed, N failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -11,6 +12,15 @@ status=0
 tools/check_layering.sh || status=1
 bazel test //... 2>&1 | tee "$log" || status=1
 bazel test --config=asan //tests/... 2>&1 | tee -a "$log" || status=1
+# The install check runs outside Bazel (it installs, then builds with
+# mpicxx/mpicc as a user would); its verdict joins the log in Bazel's
+# format, so that it counts as one test below.
+if tests/install/check_install.sh; then
+  echo "//tests/install:check_install PASSED" | tee -a "$log"
+else
+  echo "//tests/install:check_install FAILED" | tee -a "$log"
+  status=1
+fi
 
 passed=$(grep -cE '^//[^ ]+ +(\(cached\) )?PASSED' "$log")
 failed=$(grep -cE '^//[^ ]+ +(FAILED|TIMEOUT|NO STATUS)' "$log")
