@@ -213,9 +213,15 @@ class CollectiveOperation : public std::enable_shared_from_this<CollectiveOperat
   // Stage bodies; they record failures instead of throwing, so that every
   // process goes through the whole protocol and no one waits forever.
   void pack(ClientItem& item);
+  MPI_Request post_client_message(ClientItem& item);
+  void client_message_done(ClientItem& item, int code, const MPI_Status* status);
   void post_client_exchange(std::size_t index, Async::gateway_type& gateway);
   void unpack(ClientItem& item);
+  void post_window_messages(WindowItem& item);
+  void window_messages_done(WindowItem& item, int code);
   void post_window_exchange(std::size_t index, Async::gateway_type& gateway);
+  bool fits_in_flight() const;
+  void run_all_on_caller();
   void write_window(WindowItem& item);
   void read_window(WindowItem& item);
   void record_window_io(const WindowItem& item, std::int64_t begin_ns,
@@ -483,6 +489,11 @@ void CollectiveOperation::run_data_phase() {
     finish();
     return;
   }
+  if (on_caller_ && rounds_.empty() && fits_in_flight()) {
+    run_all_on_caller();
+    finish();
+    return;
+  }
   if (rounds_.empty()) {
     build_graph();
   } else {
@@ -493,6 +504,16 @@ void CollectiveOperation::run_data_phase() {
     graph_->wait_for_all();
     finish();
   }
+}
+
+// The graph's limiters allow this many windows and client items in flight
+// (build_graph); within that, running everything at once keeps the same
+// memory bound.
+bool CollectiveOperation::fits_in_flight() const {
+  const auto in_flight = static_cast<std::size_t>(request_.settings.buffers_in_flight);
+  const std::size_t client_limit =
+      in_flight * (request_.memory.contiguous() ? static_cast<std::size_t>(layout_->slots()) : 1);
+  return windows_.size() <= in_flight && client_items_.size() <= client_limit;
 }
 
 void CollectiveOperation::run_independently() {
@@ -898,17 +919,14 @@ void CollectiveOperation::unpack(ClientItem& item) {
   account(kUnpack, begin, label(item.tag), item.received);
 }
 
-void CollectiveOperation::post_client_exchange(std::size_t index, Async::gateway_type& gateway) {
-  ClientItem& item = client_items_[index];
-  gateway.reserve_wait();
-  std::vector<MPI_Request> requests;
+MPI_Request CollectiveOperation::post_client_message(ClientItem& item) {
+  MPI_Request request = MPI_REQUEST_NULL;
   item.posted_ns = now_ns();
   guarded([&] {
     if (!request_.writing && item.data == nullptr) {
       item.staging.resize(static_cast<std::size_t>(item.bytes));
       item.data = item.staging.data();
     }
-    MPI_Request request;
     if (request_.writing) {
       check_mpi(MPI_Isend(item.data, static_cast<int>(item.bytes), MPI_BYTE, item.peer, item.tag,
                           context_.data_comm_, &request),
@@ -918,27 +936,37 @@ void CollectiveOperation::post_client_exchange(std::size_t index, Async::gateway
                           context_.data_comm_, &request),
                 "MPI_Irecv");
     }
-    requests.push_back(request);
   });
+  return request;
+}
+
+void CollectiveOperation::client_message_done(ClientItem& item, int code,
+                                              const MPI_Status* status) {
+  // A read's message stops at end of file: count what came.
+  if (!request_.writing && code == MPI_SUCCESS && status != nullptr) {
+    int received = 0;
+    MPI_Get_count(status, MPI_BYTE, &received);
+    item.received = received;
+  }
+  if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("data exchange", code)));
+  account(kExchange, item.posted_ns, label(item.tag) + " client", item.bytes, 1);
+}
+
+void CollectiveOperation::post_client_exchange(std::size_t index, Async::gateway_type& gateway) {
+  gateway.reserve_wait();
+  std::vector<MPI_Request> requests;
+  const MPI_Request request = post_client_message(client_items_[index]);
+  if (request != MPI_REQUEST_NULL) requests.push_back(request);
   context_.engine_.progress().watch(
       std::move(requests), [this, index, &gateway](int code, std::span<const MPI_Status> statuses) {
-        ClientItem& done = client_items_[index];
-        // A read's message stops at end of file: count what came.
-        if (!request_.writing && code == MPI_SUCCESS && statuses.size() == 1) {
-          int received = 0;
-          MPI_Get_count(&statuses[0], MPI_BYTE, &received);
-          done.received = received;
-        }
-        if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("data exchange", code)));
-        account(kExchange, done.posted_ns, label(done.tag) + " client", done.bytes, 1);
+        client_message_done(client_items_[index], code,
+                            statuses.size() == 1 ? &statuses[0] : nullptr);
         gateway.try_put(index);
         gateway.release_wait();
       });
 }
 
-void CollectiveOperation::post_window_exchange(std::size_t index, Async::gateway_type& gateway) {
-  WindowItem& item = windows_[index];
-  gateway.reserve_wait();
+void CollectiveOperation::post_window_messages(WindowItem& item) {
   item.posted_ns = now_ns();
   const int tag = static_cast<int>(item.window.index % context_.tag_bound_);
   guarded([&] {
@@ -958,15 +986,60 @@ void CollectiveOperation::post_window_exchange(std::size_t index, Async::gateway
       item.requests.push_back(request);
     }
   });
+}
+
+void CollectiveOperation::window_messages_done(WindowItem& item, int code) {
+  if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("data exchange", code)));
+  account(kExchange, item.posted_ns, label(item.window.index) + " aggregator", item.total,
+          static_cast<std::int64_t>(item.parts.size()));
+}
+
+void CollectiveOperation::post_window_exchange(std::size_t index, Async::gateway_type& gateway) {
+  WindowItem& item = windows_[index];
+  gateway.reserve_wait();
+  post_window_messages(item);
   context_.engine_.progress().watch(
       std::move(item.requests), [this, index, &gateway](int code, std::span<const MPI_Status>) {
-        WindowItem& done = windows_[index];
-        if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("data exchange", code)));
-        account(kExchange, done.posted_ns, label(done.window.index) + " aggregator", done.total,
-                static_cast<std::int64_t>(done.parts.size()));
+        window_messages_done(windows_[index], code);
         gateway.try_put(index);
         gateway.release_wait();
       });
+}
+
+// Every item at once: the caller posts all messages, waits for them with
+// one MPI_Waitall, and does the file I/O itself. Used for blocking calls
+// whose items fit in the buffers the pipeline would have in flight anyway,
+// where handing each stage to another thread costs more than the stage.
+void CollectiveOperation::run_all_on_caller() {
+  const bool writing = request_.writing;
+  for (WindowItem& item : windows_) {
+    item.buffer.resize(static_cast<std::size_t>(item.total));
+    if (!writing) read_window(item);
+  }
+  std::vector<MPI_Request> requests;
+  for (WindowItem& item : windows_) {
+    post_window_messages(item);
+    requests.insert(requests.end(), item.requests.begin(), item.requests.end());
+    item.requests.clear();
+  }
+  const std::size_t first_client_request = requests.size();
+  for (ClientItem& item : client_items_) {
+    if (writing) pack(item);
+    requests.push_back(post_client_message(item));
+  }
+  std::vector<MPI_Status> statuses(requests.size());
+  const int code = MPI_Waitall(static_cast<int>(requests.size()), requests.data(), statuses.data());
+  for (WindowItem& item : windows_) window_messages_done(item, code);
+  for (std::size_t i = 0; i < client_items_.size(); ++i) {
+    ClientItem& item = client_items_[i];
+    client_message_done(item, code, &statuses[first_client_request + i]);
+    if (!writing) unpack(item);
+    release(item.staging);
+  }
+  for (WindowItem& item : windows_) {
+    if (writing) write_window(item);
+    release(item.buffer);
+  }
 }
 
 std::vector<io::WindowPiece> CollectiveOperation::window_pieces(WindowItem& item) {
