@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <condition_variable>
 #include <mutex>
+#include <set>
 #include <string>
 
 #include "flowio/error.h"
@@ -468,9 +469,33 @@ void File::preallocate(MPI_Offset bytes) {
   });
 }
 
+namespace {
+
+// The hints flowio acts on (hints.h). Others are ignored, as MPI says, and
+// not reported as in force.
+bool is_known_hint(const std::string& key) {
+  static const std::set<std::string> known = {
+      "cb_buffer_size",        "cb_nodes",
+      "flowio_aggregators",    "flowio_buffers_in_flight",
+      "flowio_direct_io",      "flowio_direct_threshold",
+      "flowio_ds_threshold",   "flowio_exchange",
+      "flowio_io_backend",     "flowio_realm_policy",
+      "romio_cb_fr_alignment", "romio_cb_pfr",
+      "romio_cb_read",         "romio_cb_write",
+      "romio_ds_read",         "romio_ds_write",
+      "striping_unit",
+  };
+  return known.count(key) != 0;
+}
+
+}  // namespace
+
 Hints File::hints() const {
   const Impl& file = impl();
-  Hints in_force = file.hints;
+  Hints in_force;
+  for (const auto& [key, value] : file.hints) {
+    if (is_known_hint(key)) in_force.emplace(key, value);
+  }
   // The values collective operations would use now, defaults included.
   const auto writes = runtime::CollectiveSettings::from_hints(file.hints, file.ranks, true);
   const auto reads = runtime::CollectiveSettings::from_hints(file.hints, file.ranks, false);

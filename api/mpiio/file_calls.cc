@@ -6,6 +6,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <string>
 
@@ -122,16 +123,60 @@ void no_split_pending(const LayerFile& file, const char* call) {
   }
 }
 
-void set_view(LayerFile& file, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
-              const char* datarep, MPI_Info info) {
-  no_split_pending(file, "MPI_File_set_view");
+// Error classes follow ROMIO's, so that programs that test them behave
+// alike: a missing type, a negative displacement or a filetype that is no
+// whole number of etypes is MPI_ERR_ARG; a filetype with negative or
+// decreasing displacements is MPI_ERR_IO.
+void check_view_arguments(MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype) {
+  if (etype == MPI_DATATYPE_NULL || filetype == MPI_DATATYPE_NULL) {
+    throw UsageError(ErrorCode::invalid_argument, "MPI_File_set_view: MPI_DATATYPE_NULL");
+  }
   require_committed(etype, "MPI_File_set_view: the etype");
   require_committed(filetype, "MPI_File_set_view: the filetype");
   if (disp == MPI_DISPLACEMENT_CURRENT) {
     throw UsageError(ErrorCode::unsupported,
                      "MPI_File_set_view: MPI_DISPLACEMENT_CURRENT (sequential mode) is not supported");
   }
-  file.file.set_view(disp, etype, filetype, hints_from_info(info));
+  if (disp < 0) throw UsageError(ErrorCode::invalid_argument, "MPI_File_set_view: negative disp");
+  int etype_size = 0, filetype_size = 0;
+  MPI_Type_size(etype, &etype_size);
+  MPI_Type_size(filetype, &filetype_size);
+  if (etype_size <= 0 || filetype_size % etype_size != 0) {
+    throw UsageError(ErrorCode::invalid_argument,
+                     "MPI_File_set_view: the filetype is not a whole number of etypes");
+  }
+}
+
+// Error classes follow ROMIO's, so that programs that test them behave
+// alike: a missing type, a negative displacement or a filetype that is no
+// whole number of etypes is MPI_ERR_ARG; a filetype with negative or
+// decreasing displacements is MPI_ERR_IO. The argument checks are agreed
+// on before the collective part, so a bad view on one process fails the
+// call on every process instead of leaving the others waiting.
+void set_view(LayerFile& file, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+              const char* datarep, MPI_Info info) {
+  no_split_pending(file, "MPI_File_set_view");
+  std::exception_ptr bad_arguments;
+  try {
+    check_view_arguments(disp, etype, filetype);
+  } catch (const UsageError&) {
+    bad_arguments = std::current_exception();
+  }
+  const int mine = bad_arguments ? 1 : 0;
+  int anyone = 0;
+  check_mpi(MPI_Allreduce(&mine, &anyone, 1, MPI_INT, MPI_MAX, file.file.communicator()),
+            "MPI_Allreduce");
+  if (bad_arguments) std::rethrow_exception(bad_arguments);
+  if (anyone != 0) {
+    throw UsageError(ErrorCode::invalid_argument,
+                     "MPI_File_set_view: another process passed an invalid view");
+  }
+  try {
+    file.file.set_view(disp, etype, filetype, hints_from_info(info));
+  } catch (const UsageError& error) {
+    if (error.code() != ErrorCode::invalid_datatype) throw;
+    throw IoError(ErrorCode::io, error.what(), 0);
+  }
   file.remember_view(disp, etype, filetype, datarep);
   // MPI resets the shared file pointer along with the individual one.
   file.shared->set(0);
@@ -315,6 +360,8 @@ int MPI_File_get_atomicity(MPI_File fh, int* flag) {
 
 int MPI_File_sync(MPI_File fh) {
   if (forwarding()) return PMPI_File_sync(fh);
+  // ROMIO's class for this one case.
+  if (fh == MPI_FILE_NULL) return fail_without_file(MPI_ERR_ARG, "MPI_File_sync: MPI_FILE_NULL");
   return serve(fh, [&](LayerFile& file) { file.file.sync(); });
 }
 

@@ -159,7 +159,8 @@ class File {
   void set_hints(const Hints& hints);
 
   // The hints in force (including defaults; flowio_ds_threshold shows the
-  // write threshold), and the access mode.
+  // write threshold; keys flowio does not know are left out), and the
+  // access mode.
   Hints hints() const;
   Mode mode() const;
   // The file's private communicator (a duplicate of the one given to open).
