@@ -67,6 +67,7 @@ program fortran_io
       file_size, ' bytes'
   end if
   call MPI_Type_free(block, ierr)
+  deallocate(local, back)
   call MPI_Finalize(ierr)
 
 contains
