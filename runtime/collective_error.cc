@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "flowio/error.h"
+#include "runtime/progress.h"
 
 namespace flowio::runtime {
 
@@ -13,7 +14,13 @@ void agree_on_outcome(MPI_Comm comm, std::exception_ptr local_failure, const cha
   check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
   const int mine = local_failure ? rank : INT_MAX;
   int first_failed = INT_MAX;
-  check_mpi(MPI_Allreduce(&mine, &first_failed, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+  // Nonblocking, then waited for with yields: every process reaches this
+  // point at its own pace, and the early ones must not spin on a core the
+  // late ones need.
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(MPI_Iallreduce(&mine, &first_failed, 1, MPI_INT, MPI_MIN, comm, &request),
+            "MPI_Iallreduce");
+  check_mpi(wait_all_yielding({&request, 1}, MPI_STATUSES_IGNORE), "MPI_Iallreduce");
   if (first_failed == INT_MAX) return;
 
   // The lowest failing rank tells the others what went wrong.

@@ -326,7 +326,7 @@ Future<std::size_t> CollectiveOperation::start() {
   // threads for small accesses. It still goes to the graph for two-phase.
   if (request_.blocking && context_.try_run_now()) {
     on_caller_ = true;
-    const int code = MPI_Wait(&summary_request_, MPI_STATUS_IGNORE);
+    const int code = wait_all_yielding({&summary_request_, 1}, MPI_STATUSES_IGNORE);
     if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("MPI_Iallgather", code)));
     plan_and_send_metadata();
     return future;
@@ -380,7 +380,7 @@ void CollectiveOperation::plan_and_send_metadata() {
             static_cast<std::int64_t>(metadata_out_.size() + metadata_in_.size()));
   };
   if (on_caller_) {
-    received(MPI_Waitall(static_cast<int>(requests.size()), requests.data(), MPI_STATUSES_IGNORE));
+    received(wait_all_yielding(requests, MPI_STATUSES_IGNORE));
     run_data_phase();
     return;
   }
@@ -1028,7 +1028,7 @@ void CollectiveOperation::run_all_on_caller() {
     requests.push_back(post_client_message(item));
   }
   std::vector<MPI_Status> statuses(requests.size());
-  const int code = MPI_Waitall(static_cast<int>(requests.size()), requests.data(), statuses.data());
+  const int code = wait_all_yielding(requests, statuses.data());
   for (WindowItem& item : windows_) window_messages_done(item, code);
   for (std::size_t i = 0; i < client_items_.size(); ++i) {
     ClientItem& item = client_items_[i];

@@ -80,4 +80,14 @@ void Progress::run() {
   }
 }
 
+int wait_all_yielding(std::span<MPI_Request> requests, MPI_Status* statuses) {
+  for (;;) {
+    int flag = 0;
+    const int code =
+        MPI_Testall(static_cast<int>(requests.size()), requests.data(), &flag, statuses);
+    if (flag || code != MPI_SUCCESS) return code;
+    sched_yield();
+  }
+}
+
 }  // namespace flowio::runtime

@@ -56,4 +56,9 @@ class Progress {
   std::thread thread_;
 };
 
+// Completes `requests` on the calling thread (MPI_Waitall's contract), but
+// yields the core between tests instead of spinning inside MPI: on an
+// oversubscribed node the process this one waits for may need that core.
+int wait_all_yielding(std::span<MPI_Request> requests, MPI_Status* statuses);
+
 }  // namespace flowio::runtime
