@@ -340,6 +340,10 @@ bool UringBackend::available() {
 void UringBackend::write(int fd, std::span<const IoRequest> requests) {
   check_requests(requests);
   if (requests.empty()) return;
+  // A lone request gains nothing from the ring: the call waits for it
+  // anyway, and a buffered write submitted to io_uring is often handed to a
+  // kernel worker thread, two context switches a plain pwritev avoids.
+  if (requests.size() == 1) return fallback_.write(fd, requests);
   io_uring* ring = this_thread_ring.get();
   if (ring == nullptr) return fallback_.write(fd, requests);
   RingTransfer(this_thread_ring, *ring, fd, Direction::write, requests, {}).run();
@@ -349,6 +353,7 @@ void UringBackend::read(int fd, std::span<const IoRequest> requests,
                         std::span<std::size_t> bytes_read) {
   check_read_requests(requests, bytes_read);
   if (requests.empty()) return;
+  if (requests.size() == 1) return fallback_.read(fd, requests, bytes_read);
   io_uring* ring = this_thread_ring.get();
   if (ring == nullptr) return fallback_.read(fd, requests, bytes_read);
   RingTransfer(this_thread_ring, *ring, fd, Direction::read, requests, bytes_read).run();

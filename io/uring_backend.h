@@ -20,8 +20,9 @@ namespace flowio::io {
 // started; the call waits for those in flight, then throws IoError with the
 // errno of the first failure it saw.
 //
-// Where this thread's ring cannot be created (for example when the process
-// is out of file descriptors), the call is served by PosixBackend instead.
+// A call with a single request, and every call where this thread's ring
+// cannot be created (for example when the process is out of file
+// descriptors), is served by PosixBackend instead.
 class UringBackend final : public StorageBackend {
  public:
   // Entries of each thread's ring: how many requests one call keeps in
