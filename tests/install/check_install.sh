@@ -7,8 +7,9 @@
 #   - app.cc linked statically to libflowio.a (pkg-config --static);
 #   - app.c (plain MPI-IO) linked to libflowio_mpiio.so through pkg-config,
 #     linked statically to libflowio_mpiio.a, and built for MPICH alone and
-#     run with the layer preloaded; each checks that its MPI_File_open
-#     really is the layer's.
+#     run with the layer preloaded (by mpiexec -genv, and by LD_PRELOAD set
+#     for mpiexec itself); each checks that its MPI_File_open really is the
+#     layer's.
 # The MPI-IO steps need the package //api/mpiio: skipped while it does not
 # exist, a failure if it exists and the layer was not installed.
 # Prints one summary line; exits nonzero on any failure.
@@ -128,6 +129,12 @@ build_c_static() {
   fi
 }
 
+# LD_PRELOAD set for mpiexec itself also loads the layer into mpiexec and
+# its proxies, which must do them no harm; the ranks inherit it.
+run_preloaded_everywhere() {
+  LD_PRELOAD="$prefix/lib/libflowio_mpiio.so" run_bound "$scratch/app_c_mpich"
+}
+
 build_c_for_mpich() {
   mpicc "$source_dir/app.c" -o "$scratch/app_c_mpich" && lacks "$scratch/app_c_mpich" libflowio_mpiio.so
 }
@@ -148,3 +155,4 @@ step "C static build" build_c_static
 step "C static run" run "$scratch/app_c_static"
 step "C for MPICH build" build_c_for_mpich
 step "C preloaded run" run_bound "$scratch/app_c_mpich" -genv LD_PRELOAD "$prefix/lib/libflowio_mpiio.so"
+step "C preloaded into mpiexec too" run_preloaded_everywhere
