@@ -20,6 +20,7 @@
 #include "runtime/core/access.h"
 #include "runtime/core/file_view.h"
 #include "runtime/core/flat_type.h"
+#include "runtime/core/flat_type_cache.h"
 #include "runtime/core/memory_layout.h"
 #include "runtime/engine.h"
 #include "runtime/trace.h"
@@ -255,7 +256,7 @@ File::Impl::Transfer File::Impl::prepare_transfer(bool writing, MPI_Offset offse
     throw UsageError(ErrorCode::invalid_argument, std::string(operation) + ": null buffer");
   }
   Transfer transfer;
-  transfer.memory_type = std::make_shared<const core::FlatType>(core::flatten(datatype));
+  transfer.memory_type = core::flatten_cached(datatype);
   const std::int64_t bytes = transfer.memory_type->size() * count;
   if (bytes % view->etype_size() != 0) {
     throw UsageError(ErrorCode::invalid_datatype,
