@@ -533,20 +533,21 @@ void CollectiveOperation::run_independently() {
       // Small memory pieces make slow iovecs: stage through a buffer of at
       // most one window, packed or unpacked by memcpy.
       const std::int64_t chunk = std::min(access.bytes(), request_.settings.realms.window_bytes);
-      std::vector<char> staging(static_cast<std::size_t>(chunk));
+      // Not value-initialized: every byte is packed or read before use.
+      const auto staging = std::make_unique_for_overwrite<char[]>(static_cast<std::size_t>(chunk));
       const core::FlatType bytes_type(core::make_run(1), 0, 1);
       for (std::int64_t from = 0; from < access.bytes(); from += chunk) {
         const std::int64_t length = std::min(chunk, access.bytes() - from);
         const core::MemoryLayout staged{&bytes_type, length,
-                                        reinterpret_cast<std::int64_t>(staging.data())};
+                                        reinterpret_cast<std::int64_t>(staging.get())};
         if (request_.writing) {
-          exchange::pack_stream(memory, from, length, staging.data());
+          exchange::pack_stream(memory, from, length, staging.get());
           moved += io::write_to_view(context_.backend_, context_.file_.get(), view,
                                      access.stream_begin() + from, staged);
         } else {
           const std::int64_t got = io::read_from_view(context_.backend_, context_.file_.get(), view,
                                                       access.stream_begin() + from, staged);
-          exchange::unpack_stream(memory, from, got, staging.data());
+          exchange::unpack_stream(memory, from, got, staging.get());
           moved += got;
           if (got < length) break;  // end of file
         }
