@@ -11,7 +11,9 @@ log=$(mktemp)
 status=0
 tools/check_layering.sh || status=1
 bazel test //... 2>&1 | tee "$log" || status=1
-bazel test --config=asan //tests/... 2>&1 | tee -a "$log" || status=1
+# One test at a time: sanitized multi-rank tests are ten times slower, and
+# two of them side by side oversubscribe the 2 cores several times over.
+bazel test --config=asan --local_test_jobs=1 //tests/... 2>&1 | tee -a "$log" || status=1
 # The install check runs outside Bazel (it installs, then builds with
 # mpicxx/mpicc as a user would); its verdict joins the log in Bazel's
 # format, so that it counts as one test below.
