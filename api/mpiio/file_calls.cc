@@ -182,15 +182,6 @@ void set_view(LayerFile& file, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype
   file.shared->set(0);
 }
 
-MPI_Datatype copy_for_caller(MPI_Datatype type) {
-  int integers = 0, addresses = 0, datatypes = 0, combiner = 0;
-  MPI_Type_get_envelope(type, &integers, &addresses, &datatypes, &combiner);
-  if (combiner == MPI_COMBINER_NAMED) return type;
-  MPI_Datatype copy = MPI_DATATYPE_NULL;
-  MPI_Type_dup(type, &copy);
-  return copy;
-}
-
 void seek_shared(LayerFile& file, MPI_Offset offset, int whence) {
   MPI_Offset base = 0;
   switch (whence_of(whence)) {
@@ -297,8 +288,8 @@ int MPI_File_get_view(MPI_File fh, MPI_Offset* disp, MPI_Datatype* etype, MPI_Da
   if (forwarding()) return PMPI_File_get_view(fh, disp, etype, filetype, datarep);
   return serve(fh, [&](LayerFile& file) {
     *disp = file.displacement;
-    *etype = copy_for_caller(file.etype);
-    *filetype = copy_for_caller(file.filetype);
+    *etype = duplicate_unless_named(file.etype);
+    *filetype = duplicate_unless_named(file.filetype);
     std::strcpy(datarep, file.datarep.c_str());
   });
 }

@@ -19,13 +19,6 @@ void release_type(MPI_Datatype& type) {
   type = MPI_DATATYPE_NULL;
 }
 
-MPI_Datatype keep_type(MPI_Datatype type) {
-  if (is_predefined(type)) return type;
-  MPI_Datatype copy = MPI_DATATYPE_NULL;
-  MPI_Type_dup(type, &copy);
-  return copy;
-}
-
 // Slot i holds the file whose Fortran handle is i + 1; freed slots are
 // reused so long-running programs do not grow the table.
 struct Table {
@@ -48,14 +41,21 @@ LayerFile::~LayerFile() {
 
 void LayerFile::remember_view(MPI_Offset disp, MPI_Datatype new_etype, MPI_Datatype new_filetype,
                               const char* representation) {
-  MPI_Datatype kept_etype = keep_type(new_etype);
-  MPI_Datatype kept_filetype = keep_type(new_filetype);
+  MPI_Datatype kept_etype = duplicate_unless_named(new_etype);
+  MPI_Datatype kept_filetype = duplicate_unless_named(new_filetype);
   release_type(etype);
   release_type(filetype);
   displacement = disp;
   etype = kept_etype;
   filetype = kept_filetype;
   datarep = representation;
+}
+
+MPI_Datatype duplicate_unless_named(MPI_Datatype type) {
+  if (is_predefined(type)) return type;
+  MPI_Datatype copy = MPI_DATATYPE_NULL;
+  MPI_Type_dup(type, &copy);
+  return copy;
 }
 
 int LayerFile::etype_size() const {

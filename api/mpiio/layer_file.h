@@ -56,6 +56,10 @@ struct LayerFile {
   int etype_size() const;
 };
 
+// `type` itself when it is a named type, else a duplicate the caller owns
+// (what MPI_File_get_view hands out, and what a LayerFile keeps).
+MPI_Datatype duplicate_unless_named(MPI_Datatype type);
+
 // Takes ownership; returns the handle the program will see.
 MPI_File register_file(std::unique_ptr<LayerFile> file);
 // The LayerFile behind `handle`, or nullptr when it is MPI_FILE_NULL or
