@@ -476,15 +476,15 @@ namespace {
 // not reported as in force.
 bool is_known_hint(const std::string& key) {
   static const std::set<std::string> known = {
-      "cb_buffer_size",        "cb_nodes",
-      "flowio_aggregators",    "flowio_buffers_in_flight",
-      "flowio_direct_io",      "flowio_direct_threshold",
-      "flowio_ds_threshold",   "flowio_exchange",
-      "flowio_io_backend",     "flowio_realm_policy",
-      "romio_cb_fr_alignment", "romio_cb_pfr",
-      "romio_cb_read",         "romio_cb_write",
-      "romio_ds_read",         "romio_ds_write",
-      "striping_unit",
+      "cb_buffer_size",      "cb_nodes",
+      "flowio_aggregators",  "flowio_buffers_in_flight",
+      "flowio_direct_io",    "flowio_direct_threshold",
+      "flowio_ds_mapping",   "flowio_ds_threshold",
+      "flowio_exchange",     "flowio_io_backend",
+      "flowio_realm_policy", "romio_cb_fr_alignment",
+      "romio_cb_pfr",        "romio_cb_read",
+      "romio_cb_write",      "romio_ds_read",
+      "romio_ds_write",      "striping_unit",
   };
   return known.count(key) != 0;
 }
@@ -521,6 +521,7 @@ Hints File::hints() const {
   in_force["romio_ds_write"] = sieving(writes.window_io.sieve);
   in_force["romio_ds_read"] = sieving(reads.window_io.sieve);
   in_force["flowio_ds_threshold"] = std::to_string(writes.window_io.sieve_threshold);
+  in_force["flowio_ds_mapping"] = sieving(writes.window_io.mapping);
   in_force["flowio_direct_threshold"] = std::to_string(writes.direct_threshold);
   in_force.try_emplace("flowio_direct_io", "disable");
   return in_force;

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "flowio/error.h"
+#include "io/mapped_sieve.h"
 
 namespace flowio::io {
 namespace {
@@ -58,6 +59,13 @@ Plan plan_window(std::span<const WindowPiece> pieces, const WindowIoSettings& se
   plan.staged = plan.method == WindowMethod::contiguous &&
                 plan.shape.data < kStageBelowPieceBytes * static_cast<std::int64_t>(pieces.size());
   return plan;
+}
+
+// Whether to try a mapping at all, and whether it must then be mostly
+// cached (automatic) or is taken whenever the file allows it (enable).
+bool maps(const Shape& shape, const WindowIoSettings& settings) {
+  return settings.mapping == SieveMode::enable ||
+         (settings.mapping == SieveMode::automatic && shape.end - shape.begin >= kMapAtLeastBytes);
 }
 
 // Requests for runs of touching pieces, their iovecs pointing at the
@@ -127,6 +135,8 @@ const char* window_method_name(WindowMethod method) {
       return "contiguous";
     case WindowMethod::sieve:
       return "sieve";
+    case WindowMethod::mapped:
+      return "mapped";
     case WindowMethod::vectored:
       return "vectored";
   }
@@ -141,6 +151,13 @@ WindowIoResult write_window(StorageBackend& backend, int fd, std::span<const Win
   const Shape& shape = plan.shape;
   const bool stage_covered = plan.staged;
   result.method = plan.method;
+  if (result.method == WindowMethod::sieve && maps(shape, settings) &&
+      write_mapped(fd, pieces, settings.mapping == SieveMode::automatic)) {
+    result.method = WindowMethod::mapped;
+    result.requests = 1;
+    result.file_bytes = shape.data;
+    return result;
+  }
   if (result.method == WindowMethod::sieve || stage_covered) {
     const std::size_t extent = static_cast<std::size_t>(shape.end - shape.begin);
     if (stage_covered) {
@@ -174,6 +191,16 @@ WindowIoResult read_window(StorageBackend& backend, int fd, std::span<const Wind
   const Shape& shape = plan.shape;
   const bool stage_covered = plan.staged;
   result.method = plan.method;
+  if (result.method == WindowMethod::sieve && maps(shape, settings)) {
+    if (const std::optional<std::int64_t> read =
+            read_mapped(fd, pieces, settings.mapping == SieveMode::automatic)) {
+      result.method = WindowMethod::mapped;
+      result.requests = 1;
+      result.file_bytes = *read;
+      result.bytes_read = *read;
+      return result;
+    }
+  }
   if (result.method == WindowMethod::sieve || stage_covered) {
     const std::int64_t valid = read_extent(backend, fd, shape, staging);
     for (const WindowPiece& piece : pieces) {

@@ -9,6 +9,9 @@
 //               the staging buffer, which costs less than small iovecs);
 //   sieve       read-modify-write of the covering extent through a staging
 //               buffer: two large requests whatever the number of pieces;
+//   mapped      sieving through a shared mapping of the file
+//               (mapped_sieve.h): the pieces stored into the page cache
+//               directly, when the settings and the file allow it;
 //   vectored    one request per run of touching pieces, no staging, all
 //               submitted in one batch.
 // Sieving writes bytes of the holes back unchanged, so it is only safe
@@ -22,14 +25,9 @@
 #include <vector>
 
 #include "io/storage_backend.h"
+#include "io/window_piece.h"
 
 namespace flowio::io {
-
-struct WindowPiece {
-  std::int64_t offset = 0;  // in the file
-  std::int64_t length = 0;
-  char* data = nullptr;  // its bytes in memory
-};
 
 enum class SieveMode { automatic, enable, disable };
 
@@ -41,9 +39,13 @@ struct WindowIoSettings {
   // automatic: sieve when the extent divided by the number of pieces (the
   // mean distance from one piece to the next) is below this many bytes.
   std::int64_t sieve_threshold = 16384;
+  // Sieving through a mapping of the file: automatic, for extents of at
+  // least kMapAtLeastBytes mostly in the page cache; enable, for every
+  // sieved window the file allows; disable, never.
+  SieveMode mapping = SieveMode::automatic;
 };
 
-enum class WindowMethod { none, contiguous, sieve, vectored };
+enum class WindowMethod { none, contiguous, sieve, mapped, vectored };
 const char* window_method_name(WindowMethod method);
 
 struct WindowIoResult {

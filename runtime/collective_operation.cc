@@ -261,6 +261,9 @@ class CollectiveOperation : public std::enable_shared_from_this<CollectiveOperat
 
   std::vector<ClientItem> client_items_;
   std::vector<Round> rounds_;
+  // MPI_BYTE for every rank: the type arrays of every MPI_Ialltoallw, which
+  // like its count arrays must stay untouched until it completes.
+  std::vector<MPI_Datatype> round_types_;
   std::vector<WindowItem> windows_;
   std::atomic<std::size_t> remaining_{0};
   std::set<std::string> methods_;
@@ -628,6 +631,7 @@ void CollectiveOperation::build_rounds() {
     client_of_rank[clients_[c].rank] = static_cast<int>(c);
   const core::Access& access = request_.access;
   rounds_.resize(round_count);
+  round_types_.assign(ranks, MPI_BYTE);
   for (std::size_t r = 0; r < round_count; ++r) {
     Round& round = rounds_[r];
     round.client_counts.assign(ranks, 0);
@@ -756,7 +760,6 @@ void CollectiveOperation::post_round_exchange(std::size_t index, Async::gateway_
   Round& round = rounds_[index];
   gateway.reserve_wait();
   const std::int64_t begin = now_ns();
-  const std::vector<MPI_Datatype> bytes(static_cast<std::size_t>(context_.ranks_), MPI_BYTE);
   char* window_data = round.window ? windows_[*round.window].buffer.data() : nullptr;
   const bool writing = request_.writing;
   // Writes: clients send their shares, aggregators receive windows.
@@ -771,9 +774,10 @@ void CollectiveOperation::post_round_exchange(std::size_t index, Async::gateway_
       writing ? round.window_displacements : round.client_displacements;
   std::vector<MPI_Request> requests(1, MPI_REQUEST_NULL);
   guarded([&] {
-    check_mpi(MPI_Ialltoallw(send, send_counts.data(), send_displacements.data(), bytes.data(),
-                             receive, receive_counts.data(), receive_displacements.data(),
-                             bytes.data(), context_.data_comm_, requests.data()),
+    check_mpi(MPI_Ialltoallw(send, send_counts.data(), send_displacements.data(),
+                             round_types_.data(), receive, receive_counts.data(),
+                             receive_displacements.data(), round_types_.data(),
+                             context_.data_comm_, requests.data()),
               "MPI_Ialltoallw");
   });
   if (requests[0] == MPI_REQUEST_NULL) requests.clear();

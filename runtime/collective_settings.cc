@@ -112,6 +112,9 @@ CollectiveSettings CollectiveSettings::from_hints(const Hints& hints, int ranks,
   if (const std::string* text = find(hints, "flowio_ds_threshold")) {
     settings.window_io.sieve_threshold = parse_count("flowio_ds_threshold", *text, 0);
   }
+  if (const std::string* text = find(hints, "flowio_ds_mapping")) {
+    settings.window_io.mapping = io::parse_sieve_mode(*text);
+  }
   if (const std::string* text = find(hints, "flowio_direct_threshold")) {
     settings.direct_threshold = parse_count("flowio_direct_threshold", *text, 0);
   }

@@ -498,5 +498,6 @@ TEST_CASE("Api.Collective.HintsInForce") {
   CHECK(value("cb_nodes") == std::to_string(world_size()));
   CHECK(value("flowio_realm_policy") == "even");
   CHECK(value("flowio_exchange") == "point_to_point");
+  CHECK(value("flowio_ds_mapping") == "automatic");
   defaults.close();
 }

@@ -42,6 +42,17 @@
 //   flowio_ds_threshold      that distance in bytes (default 16384 for writes,
 //                            4096 for reads: the crossovers bench/sieve
 //                            measured on the development machine).
+//   flowio_ds_mapping        "automatic" (default): sieve extents of 1 MiB or
+//                            more that lie inside the file and mostly in the
+//                            page cache through a shared mapping of the file
+//                            (pieces stored into the page cache, no
+//                            read-modify-write copies), where the file is a
+//                            regular file opened read-write without direct
+//                            I/O; "enable": every sieved extent the file
+//                            allows; "disable": always read and write calls.
+//                            With mappings, a device error while a page is
+//                            read in ends the process (SIGBUS) instead of
+//                            failing the call.
 //   flowio_exchange          "point_to_point" (default) or "alltoallw".
 #pragma once
 

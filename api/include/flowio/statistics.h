@@ -31,7 +31,9 @@ struct OperationStatistics {
   std::int64_t iterations = 0;  // buffer iterations this process took part in
   std::string realm_policy;     // "even", "aligned", "persistent", "load_balanced"
   std::string method;           // this aggregator's I/O method(s): "contiguous",
-                                // "sieve", "vectored", a mix as "sieve+vectored", or ""
+                                // "sieve", "mapped" (sieving through a mapping
+                                // of the file), "vectored", a mix as
+                                // "mapped+vectored", or ""
   std::string exchange;         // "point_to_point" or "alltoallw"
   std::vector<StageStatistics> stages;
 };
