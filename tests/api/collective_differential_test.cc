@@ -48,6 +48,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
@@ -569,6 +570,40 @@ void run_mpich(Case& c, const std::string& path, Outcome& out) {
   MPI_File_close(&file);
 }
 
+// The file every case starts from: `bytes` random bytes from `case_seed`.
+void write_background(const std::string& path, std::uint64_t case_seed, long long bytes) {
+  std::mt19937_64 background_rng(case_seed);
+  std::vector<char> background(static_cast<std::size_t>(bytes));
+  for (char& byte : background) byte = static_cast<char>(background_rng());
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out.write(background.data(), static_cast<std::streamsize>(background.size()));
+}
+
+// A third witness for when the two files differ: the writes done again,
+// each rank alone with MPICH's independent MPI_File_write_at (no
+// collective algorithm involved), one after another, into a copy of the
+// background. The failure message then says which side strayed.
+void write_reference(Case& c, const std::string& path) {
+  MPI_File file;
+  REQUIRE(MPI_File_open(MPI_COMM_WORLD, path.c_str(), MPI_MODE_RDWR, MPI_INFO_NULL, &file) ==
+          MPI_SUCCESS);
+  REQUIRE(MPI_File_set_view(file, c.displacement, c.etype.get(), c.filetype.get(), "native",
+                            MPI_INFO_NULL) == MPI_SUCCESS);
+  for (Group& group : c.groups) {
+    if (!group.writing) continue;
+    for (Operation& op : group.operations) {
+      if (op.bytes == 0) continue;
+      std::vector<unsigned char> packed(static_cast<std::size_t>(op.bytes));
+      int position = 0;
+      MPI_Pack(op.data->origin(), static_cast<int>(op.count), op.memory_type.get(), packed.data(),
+               static_cast<int>(packed.size()), &position, MPI_COMM_SELF);
+      REQUIRE(MPI_File_write_at(file, op.offset, packed.data(), static_cast<int>(op.bytes),
+                                MPI_BYTE, MPI_STATUS_IGNORE) == MPI_SUCCESS);
+    }
+  }
+  MPI_File_close(&file);
+}
+
 // Rank 0 compares the files; every rank learns the first differing byte,
 // or -1.
 long long first_difference(const std::string& a, const std::string& b, int rank) {
@@ -617,12 +652,8 @@ TEST_CASE("Api.CollectiveDifferential.RandomCollectiveAccess") {
     if (verbose) MESSAGE(c.description);
 
     if (rank == 0) {
-      std::mt19937_64 background_rng(case_seed);
-      std::vector<char> background(static_cast<std::size_t>(c.file_end));
-      for (char& byte : background) byte = static_cast<char>(background_rng());
       for (const std::string& path : {flowio_path, mpich_path}) {
-        std::ofstream out(path, std::ios::binary | std::ios::trunc);
-        out.write(background.data(), static_cast<std::streamsize>(background.size()));
+        write_background(path, case_seed, c.file_end);
       }
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -649,6 +680,17 @@ TEST_CASE("Api.CollectiveDifferential.RandomCollectiveAccess") {
 
     bool same = true;
     const long long difference = first_difference(flowio_path, mpich_path, rank);
+    if (difference != -1) {
+      const std::string reference_path = mpich_path + ".reference";
+      if (rank == 0) write_background(reference_path, case_seed, c.file_end);
+      MPI_Barrier(MPI_COMM_WORLD);
+      write_reference(c, reference_path);
+      const long long flowio_strays = first_difference(flowio_path, reference_path, rank);
+      const long long mpich_strays = first_difference(mpich_path, reference_path, rank);
+      MESSAGE("against independent writes: flowio differs from byte "
+              << flowio_strays << ", MPICH from byte " << mpich_strays);
+      if (rank == 0) std::remove(reference_path.c_str());
+    }
     CHECK_MESSAGE(difference == -1, "files differ from byte " << difference);
     same = same && difference == -1;
     for (const Group& group : c.groups) {
