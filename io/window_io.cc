@@ -51,21 +51,28 @@ struct Plan {
   Shape shape;
   WindowMethod method;
   bool staged;
+  // Sieving through a mapping is worth trying: a sieved window, or a
+  // vectored one whose pieces are close enough for a mapping to beat one
+  // request per piece.
+  bool try_mapping;
 };
 
 Plan plan_window(std::span<const WindowPiece> pieces, const WindowIoSettings& settings) {
-  Plan plan{shape_of(pieces), WindowMethod::none, false};
+  Plan plan{shape_of(pieces), WindowMethod::none, false, false};
   plan.method = choose(plan.shape, pieces.size(), settings);
+  const Shape& shape = plan.shape;
+  const bool close_enough = settings.sieve == SieveMode::automatic &&
+                            shape.end - shape.begin < settings.mapped_threshold *
+                                                          static_cast<std::int64_t>(pieces.size());
+  const bool candidate =
+      plan.method == WindowMethod::sieve || (plan.method == WindowMethod::vectored && close_enough);
+  plan.try_mapping =
+      candidate &&
+      (settings.mapping == SieveMode::enable ||
+       (settings.mapping == SieveMode::automatic && shape.end - shape.begin >= kMapAtLeastBytes));
   plan.staged = plan.method == WindowMethod::contiguous &&
                 plan.shape.data < kStageBelowPieceBytes * static_cast<std::int64_t>(pieces.size());
   return plan;
-}
-
-// Whether to try a mapping at all, and whether it must then be mostly
-// cached (automatic) or is taken whenever the file allows it (enable).
-bool maps(const Shape& shape, const WindowIoSettings& settings) {
-  return settings.mapping == SieveMode::enable ||
-         (settings.mapping == SieveMode::automatic && shape.end - shape.begin >= kMapAtLeastBytes);
 }
 
 // Requests for runs of touching pieces, their iovecs pointing at the
@@ -151,8 +158,8 @@ WindowIoResult write_window(StorageBackend& backend, int fd, std::span<const Win
   const Shape& shape = plan.shape;
   const bool stage_covered = plan.staged;
   result.method = plan.method;
-  if (result.method == WindowMethod::sieve && maps(shape, settings) &&
-      write_mapped(fd, pieces, settings.mapping == SieveMode::automatic)) {
+  // automatic: mapped only where mostly cached; enable: wherever it can be.
+  if (plan.try_mapping && write_mapped(fd, pieces, settings.mapping == SieveMode::automatic)) {
     result.method = WindowMethod::mapped;
     result.requests = 1;
     result.file_bytes = shape.data;
@@ -191,7 +198,7 @@ WindowIoResult read_window(StorageBackend& backend, int fd, std::span<const Wind
   const Shape& shape = plan.shape;
   const bool stage_covered = plan.staged;
   result.method = plan.method;
-  if (result.method == WindowMethod::sieve && maps(shape, settings)) {
+  if (plan.try_mapping) {
     if (const std::optional<std::int64_t> read =
             read_mapped(fd, pieces, settings.mapping == SieveMode::automatic)) {
       result.method = WindowMethod::mapped;

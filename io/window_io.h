@@ -11,7 +11,10 @@
 //               buffer: two large requests whatever the number of pieces;
 //   mapped      sieving through a shared mapping of the file
 //               (mapped_sieve.h): the pieces stored into the page cache
-//               directly, when the settings and the file allow it;
+//               directly, when the settings and the file allow it; it
+//               costs so much less than copying extents that it also
+//               replaces vectored I/O for pieces up to mapped_threshold
+//               apart;
 //   vectored    one request per run of touching pieces, no staging, all
 //               submitted in one batch.
 // Sieving writes bytes of the holes back unchanged, so it is only safe
@@ -43,6 +46,10 @@ struct WindowIoSettings {
   // least kMapAtLeastBytes mostly in the page cache; enable, for every
   // sieved window the file allows; disable, never.
   SieveMode mapping = SieveMode::automatic;
+  // With sieving automatic, a window that would go vectored is sieved
+  // through a mapping instead (where one is possible) while the mean
+  // distance between its pieces is below this.
+  std::int64_t mapped_threshold = 262144;
 };
 
 enum class WindowMethod { none, contiguous, sieve, mapped, vectored };

@@ -109,6 +109,9 @@ CollectiveSettings CollectiveSettings::from_hints(const Hints& hints, int ranks,
   // sieving a 16 MiB window of 8-byte pieces beats one request per piece
   // below these mean distances between pieces.
   settings.window_io.sieve_threshold = writing ? 16384 : 4096;
+  // Through a mapping of a cached file, sieving beats one request per
+  // piece up to these distances (bench/sieve, mapped_s).
+  settings.window_io.mapped_threshold = writing ? 262144 : 65536;
   if (const std::string* text = find(hints, "flowio_ds_threshold")) {
     settings.window_io.sieve_threshold = parse_count("flowio_ds_threshold", *text, 0);
   }

@@ -476,6 +476,41 @@ TEST_CASE("Io.WindowIo.MappedSieve") {
   });
 }
 
+// Pieces too far apart for sieving with copies, but close enough for a
+// mapping, are sieved through one when the file is cached; past
+// mapped_threshold they go vectored.
+TEST_CASE("Io.WindowIo.MappingReplacesVectored") {
+  for_each_backend([](StorageBackend& backend) {
+    ScratchFile file(std::string("window-mapped-far-") + backend.name());
+    PieceSet set;
+    for (std::int64_t offset = 100; offset < 4 * kMapAtLeastBytes; offset += 32768)
+      set.add(offset, 8);
+    std::mt19937_64 rng(65);
+    set.fill_random(rng);
+    std::vector<char> staging;
+    const std::int64_t file_size = set.end() + 1000;
+    for (const std::int64_t mapped_threshold : {std::int64_t{65536}, std::int64_t{16384}}) {
+      CAPTURE(mapped_threshold);
+      WindowIoSettings settings{SieveMode::automatic, 16384};
+      settings.mapped_threshold = mapped_threshold;
+      const WindowMethod expected =
+          mapped_threshold > 32768 ? WindowMethod::mapped : WindowMethod::vectored;
+      std::vector<char> expected_file = reset_background(file, file_size);
+      set.overlay(expected_file);
+      const WindowIoResult written =
+          write_window(backend, file.fd(), set.pieces(), settings, staging);
+      CHECK(name(written.method) == std::string(name(expected)));
+      CHECK(first_difference(file_image(file.fd()), expected_file) == "");
+      const std::vector<char> image = reset_background(file, file_size);
+      set.fill('\x5a');
+      const WindowIoResult read = read_window(backend, file.fd(), set.pieces(), settings, staging);
+      CHECK(name(read.method) == std::string(name(expected)));
+      CHECK(set.check_read(image) == "");
+      CHECK(read.bytes_read == set.data());
+    }
+  });
+}
+
 // What cannot be mapped is not: a sieved window written to a device that
 // refuses space (/dev/full) fails with ENOSPC through the backend instead
 // of ending the process with SIGBUS.
