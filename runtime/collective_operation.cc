@@ -510,13 +510,20 @@ void CollectiveOperation::run_data_phase() {
 }
 
 // The graph's limiters allow this many windows and client items in flight
-// (build_graph); within that, running everything at once keeps the same
-// memory bound.
+// (build_graph), which bounds memory by buffers_in_flight windows and as
+// many staged client items. Running everything at once stays within the
+// same bound when there are no more windows than that and the staging of
+// all client items together (noncontiguous memory only) is no larger than
+// that many windows.
 bool CollectiveOperation::fits_in_flight() const {
   const auto in_flight = static_cast<std::size_t>(request_.settings.buffers_in_flight);
-  const std::size_t client_limit =
-      in_flight * (request_.memory.contiguous() ? static_cast<std::size_t>(layout_->slots()) : 1);
-  return windows_.size() <= in_flight && client_items_.size() <= client_limit;
+  if (windows_.size() > in_flight) return false;
+  if (request_.memory.contiguous()) {
+    return client_items_.size() <= in_flight * static_cast<std::size_t>(layout_->slots());
+  }
+  std::int64_t staged = 0;
+  for (const ClientItem& item : client_items_) staged += item.bytes;
+  return staged <= static_cast<std::int64_t>(in_flight) * request_.settings.realms.window_bytes;
 }
 
 void CollectiveOperation::run_independently() {
