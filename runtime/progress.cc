@@ -11,6 +11,10 @@ namespace flowio::runtime {
 namespace {
 
 constexpr std::int64_t kPollingNanoseconds = 20'000'000;
+// A wait on the caller tests back to back this long before it starts
+// yielding: most collective steps of a small call complete within it, and
+// a yield costs a system call each time.
+constexpr std::int64_t kTestWithoutYieldNanoseconds = 20'000;
 
 }  // namespace
 
@@ -81,12 +85,13 @@ void Progress::run() {
 }
 
 int wait_all_yielding(std::span<MPI_Request> requests, MPI_Status* statuses) {
+  const std::int64_t started = now_ns();
   for (;;) {
     int flag = 0;
     const int code =
         MPI_Testall(static_cast<int>(requests.size()), requests.data(), &flag, statuses);
     if (flag || code != MPI_SUCCESS) return code;
-    sched_yield();
+    if (now_ns() - started > kTestWithoutYieldNanoseconds) sched_yield();
   }
 }
 
