@@ -45,9 +45,9 @@ class Mapping {
   bool mapped() const { return base_ != nullptr; }
 
   // Whether at least three quarters of the mapped pages are in the page
-  // cache. A page that is not costs a fault that reads it in (about twice
-  // a pread of it); one that is costs a twentieth (bench/README.md,
-  // "Mapped sieving"): below about half resident, copying wins.
+  // cache. Storing into a page that is not costs about twice copying it;
+  // into one that is, about a sixth (bench/README.md, bench/sieve): below
+  // about half resident, copying wins.
   bool mostly_resident() const {
     static const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
     std::vector<unsigned char> resident((length_ + page - 1) / page);
@@ -107,8 +107,9 @@ std::optional<std::int64_t> read_mapped(int fd, std::span<const WindowPiece> pie
   std::int64_t before_end = 0;
   for (const WindowPiece& piece : pieces) {
     const std::int64_t valid = std::clamp<std::int64_t>(end - piece.offset, 0, piece.length);
-    if (valid > 0)
+    if (valid > 0) {
       std::memcpy(piece.data, mapping->at(piece.offset), static_cast<std::size_t>(valid));
+    }
     std::memset(piece.data + valid, 0, static_cast<std::size_t>(piece.length - valid));
     before_end += valid;
   }
