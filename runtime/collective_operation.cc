@@ -195,8 +195,13 @@ class CollectiveOperation : public std::enable_shared_from_this<CollectiveOperat
     std::vector<int> window_counts, window_displacements;
   };
 
-  // Decided by every process alike, from the gathered summaries.
+  // Decided by every process alike, from the gathered announcements.
   bool two_phase() const;
+  bool anyone_failed_early() const;
+  bool everyone_accessed_early() const;
+  // Whether this process's own part would let the call go direct.
+  bool may_go_direct() const;
+  void gathered(int code);
   void plan_and_send_metadata();
   void send_metadata(std::vector<MPI_Request>& requests);
   void receive_metadata(std::vector<MPI_Request>& requests);
@@ -244,11 +249,22 @@ class CollectiveOperation : public std::enable_shared_from_this<CollectiveOperat
   // the graph itself instead of handing over to the progress thread.
   bool on_caller_ = false;
   bool direct_ = false;  // this process accessed the file itself
+  // Reads: what that access found before end of file.
+  std::optional<std::int64_t> direct_bytes_read_;
   Promise<std::size_t> promise_;
   std::uint64_t sequence_ = 0;
   std::int64_t started_ns_ = 0;
 
-  core::AccessSummary summary_;
+  // What each process tells the others at the start: its access, and
+  // whether it has already done its part itself (accessed_early), with
+  // what outcome.
+  struct Announcement {
+    core::AccessSummary summary;
+    std::int64_t accessed_early = 0;
+    std::int64_t failed_early = 0;
+  };
+  Announcement announcement_;
+  std::vector<Announcement> announcements_;
   std::vector<core::AccessSummary> summaries_;
   MPI_Request summary_request_ = MPI_REQUEST_NULL;
   std::optional<core::RealmLayout> layout_;
@@ -313,35 +329,77 @@ Future<std::size_t> CollectiveOperation::start() {
   self_ = shared_from_this();
   sequence_ = context_.next_sequence_++;
   Future<std::size_t> future = promise_.get_future();
-  summary_ = core::AccessSummary::of(
+  core::AccessSummary& summary = announcement_.summary;
+  summary = core::AccessSummary::of(
       request_.access, request_.settings.realms.policy == core::RealmPolicy::load_balanced);
   view_words_ = exchange::encode_view_access(request_.access);
-  summary_.metadata_words = static_cast<std::int64_t>(view_words_.size());
-  summaries_.resize(static_cast<std::size_t>(context_.ranks_));
-  // Posted here, on the caller's thread, so that every process posts its
-  // operations' collectives in the same order.
-  check_mpi(MPI_Iallgather(&summary_, sizeof summary_, MPI_BYTE, summaries_.data(), sizeof summary_,
-                           MPI_BYTE, context_.metadata_comm_, &summary_request_),
-            "MPI_Iallgather");
-  account(kOffsets, started_ns_, label(-1));
+  summary.metadata_words = static_cast<std::int64_t>(view_words_.size());
+  announcements_.resize(static_cast<std::size_t>(context_.ranks_));
   // A blocking call with nothing else outstanding on the file runs on the
   // caller's thread, which would only wait otherwise: no hand-offs between
   // threads for small accesses. It still goes to the graph for two-phase.
-  if (request_.blocking && context_.try_run_now()) {
-    on_caller_ = true;
-    const int code = wait_all_yielding({&summary_request_, 1}, MPI_STATUSES_IGNORE);
-    if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("MPI_Iallgather", code)));
+  on_caller_ = request_.blocking && context_.try_run_now();
+  // With nothing outstanding here, every earlier operation is done on every
+  // process (each ends with a collective that follows all its I/O), so a
+  // part that will likely go direct can be accessed now, before the
+  // summaries are gathered, and its outcome announced with them: if every
+  // process did so and none failed, the call needs no second collective
+  // to agree on its outcome. If two-phase I/O is chosen after all, the
+  // early access was only redundant: it moved the same bytes (collective
+  // accesses of different processes must not overlap), and aggregators
+  // touch the file only after the gather, that is after it.
+  if (on_caller_ && may_go_direct()) {
+    run_independently();
+    announcement_.accessed_early = 1;
+    announcement_.failed_early = failure_ ? 1 : 0;
+  }
+  // Posted here, on the caller's thread, so that every process posts its
+  // operations' collectives in the same order.
+  check_mpi(
+      MPI_Iallgather(&announcement_, sizeof announcement_, MPI_BYTE, announcements_.data(),
+                     sizeof announcement_, MPI_BYTE, context_.metadata_comm_, &summary_request_),
+      "MPI_Iallgather");
+  account(kOffsets, started_ns_, label(-1));
+  if (on_caller_) {
+    gathered(wait_all_yielding({&summary_request_, 1}, MPI_STATUSES_IGNORE));
     plan_and_send_metadata();
     return future;
   }
   context_.run_in_order([this] {
     context_.engine_.progress().watch(
         {summary_request_}, [this](int code, std::span<const MPI_Status>) {
-          if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("MPI_Iallgather", code)));
+          gathered(code);
           context_.engine_.submit([this] { plan_and_send_metadata(); });
         });
   });
   return future;
+}
+
+void CollectiveOperation::gathered(int code) {
+  if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("MPI_Iallgather", code)));
+  summaries_.clear();
+  for (const Announcement& announcement : announcements_) {
+    summaries_.push_back(announcement.summary);
+  }
+}
+
+bool CollectiveOperation::may_go_direct() const {
+  using Buffering = CollectiveSettings::Buffering;
+  const CollectiveSettings& settings = request_.settings;
+  const core::AccessSummary& mine = announcement_.summary;
+  return settings.buffering == Buffering::disable ||
+         (settings.buffering == Buffering::automatic &&
+          !(mine.pieces > 1 && mine.bytes < settings.direct_threshold * mine.pieces));
+}
+
+bool CollectiveOperation::anyone_failed_early() const {
+  return std::any_of(announcements_.begin(), announcements_.end(),
+                     [](const Announcement& a) { return a.failed_early != 0; });
+}
+
+bool CollectiveOperation::everyone_accessed_early() const {
+  return std::all_of(announcements_.begin(), announcements_.end(),
+                     [](const Announcement& a) { return a.accessed_early != 0; });
 }
 
 bool CollectiveOperation::two_phase() const {
@@ -359,7 +417,9 @@ void CollectiveOperation::plan_and_send_metadata() {
   const std::int64_t begin = now_ns();
   const bool anyone = std::any_of(summaries_.begin(), summaries_.end(),
                                   [](const core::AccessSummary& s) { return s.bytes > 0; });
-  if (failure_ || !anyone || !two_phase()) {
+  // After a failed early access every process goes direct, straight to
+  // the agreement that reports it.
+  if (failure_ || !anyone || anyone_failed_early() || !two_phase()) {
     run_data_phase();
     return;
   }
@@ -462,7 +522,7 @@ void CollectiveOperation::receive_metadata(std::vector<MPI_Request>& requests) {
 
 void CollectiveOperation::run_data_phase() {
   if (failure_ || !layout_) {
-    if (!failure_) run_independently();
+    if (!failure_ && !announcement_.accessed_early) run_independently();
     finish();
     return;
   }
@@ -564,6 +624,7 @@ void CollectiveOperation::run_independently() {
       }
     }
     account(kIo, begin, label(-1), moved);
+    if (!request_.writing) direct_bytes_read_ = moved;
     std::lock_guard lock(mutex_);
     methods_.insert("direct");
     direct_ = true;
@@ -781,11 +842,11 @@ void CollectiveOperation::post_round_exchange(std::size_t index, Async::gateway_
       writing ? round.window_displacements : round.client_displacements;
   std::vector<MPI_Request> requests(1, MPI_REQUEST_NULL);
   guarded([&] {
-    check_mpi(MPI_Ialltoallw(send, send_counts.data(), send_displacements.data(),
-                             round_types_.data(), receive, receive_counts.data(),
-                             receive_displacements.data(), round_types_.data(),
-                             context_.data_comm_, requests.data()),
-              "MPI_Ialltoallw");
+    check_mpi(
+        MPI_Ialltoallw(send, send_counts.data(), send_displacements.data(), round_types_.data(),
+                       receive, receive_counts.data(), receive_displacements.data(),
+                       round_types_.data(), context_.data_comm_, requests.data()),
+        "MPI_Ialltoallw");
   });
   if (requests[0] == MPI_REQUEST_NULL) requests.clear();
   context_.engine_.progress().watch(
@@ -1010,12 +1071,12 @@ void CollectiveOperation::post_window_exchange(std::size_t index, Async::gateway
   WindowItem& item = windows_[index];
   gateway.reserve_wait();
   post_window_messages(item);
-  context_.engine_.progress().watch(
-      std::move(item.requests), [this, index, &gateway](int code, std::span<const MPI_Status>) {
-        window_messages_done(windows_[index], code);
-        gateway.try_put(index);
-        gateway.release_wait();
-      });
+  context_.engine_.progress().watch(std::move(item.requests),
+                                    [this, index, &gateway](int code, std::span<const MPI_Status>) {
+                                      window_messages_done(windows_[index], code);
+                                      gateway.try_put(index);
+                                      gateway.release_wait();
+                                    });
 }
 
 // Every item at once: the caller posts all messages, waits for them with
@@ -1129,12 +1190,23 @@ void CollectiveOperation::finish() {
   std::size_t moved = 0;
   std::exception_ptr outcome;
   try {
-    agree_on_outcome(context_.agree_comm_, failure_,
-                     request_.writing ? "collective write" : "collective read");
+    // Every process decides alike whether the gather already told the
+    // outcome: direct, everyone done early, no one failed.
+    const bool told = !layout_ && everyone_accessed_early() && !anyone_failed_early();
+    if (!told) {
+      agree_on_outcome(context_.agree_comm_, failure_,
+                       request_.writing ? "collective write" : "collective read");
+    } else if (failure_) {
+      std::rethrow_exception(failure_);  // the gather itself failed here
+    }
     const core::Access& access = request_.access;
     moved = static_cast<std::size_t>(access.bytes());
     if (!request_.writing && !access.empty()) {
-      moved = static_cast<std::size_t>(access.bytes_before(context_.file_.size()));
+      // A direct read counted what it found; otherwise the file's size
+      // tells where the data ended.
+      moved = static_cast<std::size_t>(!layout_ && direct_bytes_read_
+                                           ? *direct_bytes_read_
+                                           : access.bytes_before(context_.file_.size()));
     }
   } catch (...) {
     outcome = std::current_exception();

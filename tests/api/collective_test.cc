@@ -6,6 +6,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -385,6 +386,45 @@ TEST_CASE("Api.Collective.IoErrorReachesEveryRank") {
     }
     CHECK(all_ranks(blocking_right));
     full.close();
+  }
+}
+
+// A failure on one rank only, when every rank accesses the file itself
+// (direct mode, where a blocking call does its part before the ranks
+// exchange their summaries and announces the outcome with them): the last
+// rank writes past the largest file this file system allows (EFBIG), and
+// every rank's call throws that IoError; then a good call succeeds.
+TEST_CASE("Api.Collective.DirectFailureOnOneRankReachesEveryRank") {
+  const int rank = world_rank(), last = world_size() - 1;
+  const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, "coll_direct_fail");
+  constexpr std::int64_t kBytes = 4096;
+  std::vector<char> data(kBytes, 'y');
+  const MPI_Offset too_far = MPI_Offset{1} << 50;  // ext4 and tmpfs stop far below
+  for (const flowio::Hints& hints :
+       std::vector<flowio::Hints>{{}, {{"romio_cb_write", "disable"}}}) {
+    const std::string hint_text = describe(hints);
+    CAPTURE(hint_text);
+    flowio::File file = flowio::File::open(
+        MPI_COMM_WORLD, path,
+        flowio::Mode::create | flowio::Mode::rdwr | flowio::Mode::delete_on_close, hints);
+    bool right_error = false;
+    try {
+      file.write_at_all(rank == last ? too_far : rank * kBytes, data.data(), kBytes, MPI_CHAR);
+      FAIL_CHECK("a write past the largest file size succeeded");
+    } catch (const flowio::IoError& error) {
+      CHECK(error.system_errno() == EFBIG);
+      right_error = error.system_errno() == EFBIG;
+    } catch (const flowio::Error& error) {
+      FAIL_CHECK("not an IoError: " << std::string(error.what()));
+    }
+    CHECK(all_ranks(right_error));
+    CHECK(file.write_at_all(rank * kBytes, data.data(), kBytes, MPI_CHAR) ==
+          static_cast<std::size_t>(kBytes));
+    std::vector<char> back(kBytes, 0);
+    CHECK(file.read_at_all(rank * kBytes, back.data(), kBytes, MPI_CHAR) ==
+          static_cast<std::size_t>(kBytes));
+    CHECK(back == data);
+    file.close();
   }
 }
 
