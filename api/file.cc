@@ -3,9 +3,11 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
 #include <condition_variable>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <string>
 
@@ -105,7 +107,17 @@ struct File::Impl {
     for (const auto& [key, value] : more) {
       if (key != "flowio_io_backend" && key != "flowio_direct_io") hints[key] = value;
     }
+    settings_for.fill(std::nullopt);
   }
+
+  // The collective settings the hints give, parsed once per direction
+  // (until the hints change) rather than at every call.
+  const runtime::CollectiveSettings& collective_settings(bool writing) {
+    std::optional<runtime::CollectiveSettings>& kept = settings_for[writing ? 1 : 0];
+    if (!kept) kept = runtime::CollectiveSettings::from_hints(hints, ranks, writing);
+    return *kept;
+  }
+  std::array<std::optional<runtime::CollectiveSettings>, 2> settings_for;
 
   void begin_operation() {
     std::lock_guard lock(mutex);
@@ -161,6 +173,7 @@ void File::Impl::open_direct() {
     direct_fd = io::FileDescriptor::open(path, open_flags(mode, false) | O_DIRECT);
   } catch (const IoError&) {
     hints["flowio_direct_io"] = "disable";
+    settings_for.fill(std::nullopt);
     return;
   }
   backend = std::make_unique<io::DirectIoBackend>(std::move(backend), fd.get(), direct_fd.get());
@@ -304,7 +317,7 @@ Future<std::size_t> File::Impl::start_collective(bool writing, MPI_Offset offset
                                                  bool blocking) {
   runtime::CollectiveRequest request;
   request.blocking = blocking;
-  request.settings = runtime::CollectiveSettings::from_hints(hints, ranks, writing);
+  request.settings = collective_settings(writing);
   Transfer transfer = prepare_transfer(writing, offset, buffer, count, datatype, advance_pointer);
   request.writing = writing;
   request.access = core::Access(view, transfer.stream_position,

@@ -237,8 +237,10 @@ class CollectiveOperation : public std::enable_shared_from_this<CollectiveOperat
   void fail(std::exception_ptr failure);
   template <typename Body>
   void guarded(Body&& body);
-  void account(Stage stage, std::int64_t begin_ns, const std::string& label, std::int64_t bytes = 0,
-               std::int64_t messages = 0, std::int64_t requests = 0);
+  // `window_index` -1 for the whole operation; `role` is appended to the
+  // trace label, which is only built when a trace is being recorded.
+  void account(Stage stage, std::int64_t begin_ns, std::int64_t window_index, const char* role = "",
+               std::int64_t bytes = 0, std::int64_t messages = 0, std::int64_t requests = 0);
   std::string label(std::int64_t window_index) const;
 
   CollectiveContext& context_;
@@ -312,8 +314,8 @@ std::string CollectiveOperation::label(std::int64_t window_index) const {
          (window_index >= 0 ? " w" + std::to_string(window_index) : "");
 }
 
-void CollectiveOperation::account(Stage stage, std::int64_t begin_ns, const std::string& what,
-                                  std::int64_t bytes, std::int64_t messages,
+void CollectiveOperation::account(Stage stage, std::int64_t begin_ns, std::int64_t window_index,
+                                  const char* role, std::int64_t bytes, std::int64_t messages,
                                   std::int64_t requests) {
   const std::int64_t end_ns = now_ns();
   StageCounters& counters = stages_[stage];
@@ -321,7 +323,10 @@ void CollectiveOperation::account(Stage stage, std::int64_t begin_ns, const std:
   counters.bytes += bytes;
   counters.messages += messages;
   counters.io_requests += requests;
-  Trace::process().record(kStageNames[stage], context_.rank_, what, begin_ns, end_ns);
+  Trace& trace = Trace::process();
+  if (trace.enabled()) {
+    trace.record(kStageNames[stage], context_.rank_, label(window_index) + role, begin_ns, end_ns);
+  }
 }
 
 Future<std::size_t> CollectiveOperation::start() {
@@ -359,7 +364,7 @@ Future<std::size_t> CollectiveOperation::start() {
       MPI_Iallgather(&announcement_, sizeof announcement_, MPI_BYTE, announcements_.data(),
                      sizeof announcement_, MPI_BYTE, context_.metadata_comm_, &summary_request_),
       "MPI_Iallgather");
-  account(kOffsets, started_ns_, label(-1));
+  account(kOffsets, started_ns_, -1);
   if (on_caller_) {
     gathered(wait_all_yielding({&summary_request_, 1}, MPI_STATUSES_IGNORE));
     plan_and_send_metadata();
@@ -430,7 +435,7 @@ void CollectiveOperation::plan_and_send_metadata() {
   if (mine != settings.aggregator_ranks.end()) {
     slot_ = static_cast<int>(mine - settings.aggregator_ranks.begin());
   }
-  account(kRealms, begin, label(-1));
+  account(kRealms, begin, -1);
   const std::int64_t metadata_begin = now_ns();
   std::vector<MPI_Request> requests;
   guarded([&] {
@@ -439,7 +444,7 @@ void CollectiveOperation::plan_and_send_metadata() {
   });
   auto received = [this, metadata_begin](int code) {
     if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("metadata exchange", code)));
-    account(kMetadata, metadata_begin, label(-1), 0,
+    account(kMetadata, metadata_begin, -1, "", 0,
             static_cast<std::int64_t>(metadata_out_.size() + metadata_in_.size()));
   };
   if (on_caller_) {
@@ -623,7 +628,7 @@ void CollectiveOperation::run_independently() {
         }
       }
     }
-    account(kIo, begin, label(-1), moved);
+    account(kIo, begin, -1, "", moved);
     if (!request_.writing) direct_bytes_read_ = moved;
     std::lock_guard lock(mutex_);
     methods_.insert("direct");
@@ -777,7 +782,7 @@ void CollectiveOperation::build_round_graph() {
               at += share.bytes;
             }
           });
-          account(kPack, begin, label(static_cast<std::int64_t>(index)), bytes);
+          account(kPack, begin, static_cast<std::int64_t>(index), "", bytes);
         }
         return index;
       });
@@ -804,7 +809,7 @@ void CollectiveOperation::build_round_graph() {
               at += share.bytes;
             }
           });
-          account(kUnpack, begin, label(static_cast<std::int64_t>(index)), at);
+          account(kUnpack, begin, static_cast<std::int64_t>(index), "", at);
         }
         if (round.window) release(windows_[*round.window].buffer);
         release(round.client_data);
@@ -852,7 +857,7 @@ void CollectiveOperation::post_round_exchange(std::size_t index, Async::gateway_
   context_.engine_.progress().watch(
       std::move(requests), [this, index, begin, &gateway](int code, std::span<const MPI_Status>) {
         if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("MPI_Ialltoallw", code)));
-        account(kExchange, begin, label(static_cast<std::int64_t>(index)) + " alltoallw");
+        account(kExchange, begin, static_cast<std::int64_t>(index), " alltoallw");
         gateway.try_put(index);
         gateway.release_wait();
       });
@@ -980,7 +985,7 @@ void CollectiveOperation::pack(ClientItem& item) {
     exchange::pack_stream(request_.memory, item.from, item.bytes, item.staging.data());
   });
   item.data = item.staging.data();
-  account(kPack, begin, label(item.tag), item.bytes);
+  account(kPack, begin, item.tag, "", item.bytes);
 }
 
 void CollectiveOperation::unpack(ClientItem& item) {
@@ -989,7 +994,7 @@ void CollectiveOperation::unpack(ClientItem& item) {
   guarded([&] {
     exchange::unpack_stream(request_.memory, item.from, item.received, item.staging.data());
   });
-  account(kUnpack, begin, label(item.tag), item.received);
+  account(kUnpack, begin, item.tag, "", item.received);
 }
 
 MPI_Request CollectiveOperation::post_client_message(ClientItem& item) {
@@ -1022,7 +1027,7 @@ void CollectiveOperation::client_message_done(ClientItem& item, int code,
     item.received = received;
   }
   if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("data exchange", code)));
-  account(kExchange, item.posted_ns, label(item.tag) + " client", item.bytes, 1);
+  account(kExchange, item.posted_ns, item.tag, " client", item.bytes, 1);
 }
 
 void CollectiveOperation::post_client_exchange(std::size_t index, Async::gateway_type& gateway) {
@@ -1063,7 +1068,7 @@ void CollectiveOperation::post_window_messages(WindowItem& item) {
 
 void CollectiveOperation::window_messages_done(WindowItem& item, int code) {
   if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("data exchange", code)));
-  account(kExchange, item.posted_ns, label(item.window.index) + " aggregator", item.total,
+  account(kExchange, item.posted_ns, item.window.index, " aggregator", item.total,
           static_cast<std::int64_t>(item.parts.size()));
 }
 
@@ -1139,7 +1144,7 @@ void CollectiveOperation::record_window_io(const WindowItem& item, std::int64_t 
       methods_.insert(io::window_method_name(result.method));
     }
   }
-  account(kIo, begin_ns, label(item.window.index), result.file_bytes, 0, result.requests);
+  account(kIo, begin_ns, item.window.index, "", result.file_bytes, 0, result.requests);
 }
 
 void CollectiveOperation::write_window(WindowItem& item) {
@@ -1211,7 +1216,7 @@ void CollectiveOperation::finish() {
   } catch (...) {
     outcome = std::current_exception();
   }
-  account(kAgree, agree_begin, label(-1));
+  account(kAgree, agree_begin, -1);
 
   OperationStatistics statistics;
   statistics.sequence = sequence_;
