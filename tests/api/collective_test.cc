@@ -428,6 +428,30 @@ TEST_CASE("Api.Collective.DirectFailureOnOneRankReachesEveryRank") {
   }
 }
 
+// Hints given with set_hints after open govern the calls after it: two-phase
+// I/O forced, then turned off (direct), then forced again.
+TEST_CASE("Api.Collective.SetHintsTakesEffect") {
+  const int rank = world_rank();
+  const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, "coll_set_hints");
+  flowio::File file =
+      flowio::File::open(MPI_COMM_WORLD, path,
+                         flowio::Mode::create | flowio::Mode::rdwr | flowio::Mode::delete_on_close,
+                         {{"romio_cb_write", "enable"}});
+  constexpr std::int64_t kBytes = 4096;
+  std::vector<char> data(kBytes, 'z');
+  const auto last_method = [&] {
+    file.write_at_all(rank * kBytes, data.data(), kBytes, MPI_CHAR);
+    return file.statistics().back().method;
+  };
+  const std::string forced = last_method();
+  CHECK(forced != "direct");
+  file.set_hints({{"romio_cb_write", "disable"}});
+  CHECK(last_method() == "direct");
+  file.set_hints({{"romio_cb_write", "enable"}});
+  CHECK(last_method() == forced);
+  file.close();
+}
+
 // Bad arguments to a collective call throw UsageError at the call on every
 // rank, and leave the file usable for the next collective call.
 TEST_CASE("Api.Collective.UsageErrorsAtTheCall") {
