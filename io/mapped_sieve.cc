@@ -6,8 +6,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstring>
 #include <vector>
+
+#include "flowio/error.h"
+#include "io/bus_guard.h"
 
 namespace flowio::io {
 namespace {
@@ -65,6 +69,20 @@ class Mapping {
   std::size_t length_ = 0;
 };
 
+// The pieces and the mapping a guarded copy works on.
+struct Copy {
+  std::span<const WindowPiece> pieces;
+  const Mapping* mapping;
+  std::int64_t end;  // reads: end of the mapped data (end of file)
+};
+
+[[noreturn]] void throw_bus_error(const char* what) {
+  throw IoError(ErrorCode::io,
+                std::string(what) + " through a mapping of the file: a page could not be " +
+                    "brought in (SIGBUS: a device error, or the file was truncated meanwhile)",
+                EIO);
+}
+
 }  // namespace
 
 bool write_mapped(int fd, std::span<const WindowPiece> pieces, bool only_if_cached) {
@@ -83,9 +101,17 @@ bool write_mapped(int fd, std::span<const WindowPiece> pieces, bool only_if_cach
   // refuse. A failure (no space, unsupported) leaves the window to
   // read/write calls, which report real errors as errors.
   if (::fallocate(fd, 0, begin, end - begin) != 0) return false;
-  for (const WindowPiece& piece : pieces) {
-    std::memcpy(mapping.at(piece.offset), piece.data, static_cast<std::size_t>(piece.length));
-  }
+  Copy copy{pieces, &mapping, end};
+  const bool stored = copy_catching_bus_errors(
+      [](void* context) {
+        const Copy& c = *static_cast<const Copy*>(context);
+        for (const WindowPiece& piece : c.pieces) {
+          std::memcpy(c.mapping->at(piece.offset), piece.data,
+                      static_cast<std::size_t>(piece.length));
+        }
+      },
+      &copy);
+  if (!stored) throw_bus_error("storing a window");
   return true;
 }
 
@@ -104,14 +130,24 @@ std::optional<std::int64_t> read_mapped(int fd, std::span<const WindowPiece> pie
       return std::nullopt;
     }
   }
+  Copy copy{pieces, mapping ? &*mapping : nullptr, end};
+  const bool copied = copy_catching_bus_errors(
+      [](void* context) {
+        const Copy& c = *static_cast<const Copy*>(context);
+        for (const WindowPiece& piece : c.pieces) {
+          const std::int64_t valid =
+              std::clamp<std::int64_t>(c.end - piece.offset, 0, piece.length);
+          if (valid > 0) {
+            std::memcpy(piece.data, c.mapping->at(piece.offset), static_cast<std::size_t>(valid));
+          }
+          std::memset(piece.data + valid, 0, static_cast<std::size_t>(piece.length - valid));
+        }
+      },
+      &copy);
+  if (!copied) throw_bus_error("reading a window");
   std::int64_t before_end = 0;
   for (const WindowPiece& piece : pieces) {
-    const std::int64_t valid = std::clamp<std::int64_t>(end - piece.offset, 0, piece.length);
-    if (valid > 0) {
-      std::memcpy(piece.data, mapping->at(piece.offset), static_cast<std::size_t>(valid));
-    }
-    std::memset(piece.data + valid, 0, static_cast<std::size_t>(piece.length - valid));
-    before_end += valid;
+    before_end += std::clamp<std::int64_t>(end - piece.offset, 0, piece.length);
   }
   return before_end;
 }

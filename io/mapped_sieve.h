@@ -10,8 +10,9 @@
 // storing, the extent's blocks are reserved with fallocate, so that a store
 // never needs space the file system cannot give (which would arrive as
 // SIGBUS, not as an error); where fallocate is unsupported nothing is
-// mapped. A device error while a page is read in also arrives as SIGBUS:
-// the hint flowio_ds_mapping=disable keeps every access on read/write calls.
+// mapped. A page that cannot be brought in (a device error, the file
+// truncated meanwhile) raises SIGBUS in the copy, which is caught
+// (bus_guard.h) and thrown as IoError(io, EIO).
 #pragma once
 
 #include <cstdint>
@@ -29,7 +30,8 @@ inline constexpr std::int64_t kMapAtLeastBytes = std::int64_t{1} << 20;
 // Stores every piece (sorted by offset, not overlapping) into the file
 // through a mapping of their covering extent. Returns false, having
 // changed nothing, when the file cannot be mapped for writing or the
-// extent is not inside the file.
+// extent is not inside the file. Throws IoError when a page cannot be
+// brought in (some pieces may be stored by then).
 // With `only_if_cached`, also when fewer than three quarters of the
 // extent's pages are in the page cache.
 bool write_mapped(int fd, std::span<const WindowPiece> pieces, bool only_if_cached);
@@ -38,6 +40,7 @@ bool write_mapped(int fd, std::span<const WindowPiece> pieces, bool only_if_cach
 // of file is zero-filled. Returns the data bytes that lay before end of
 // file, or nothing (having read nothing) when the file cannot be mapped or,
 // with `only_if_cached`, the extent before end of file is not mostly cached.
+// Throws IoError when a page cannot be brought in.
 std::optional<std::int64_t> read_mapped(int fd, std::span<const WindowPiece> pieces,
                                         bool only_if_cached);
 

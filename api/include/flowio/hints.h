@@ -50,9 +50,11 @@
 //                            regular file opened read-write without direct
 //                            I/O; "enable": every sieved extent the file
 //                            allows; "disable": always read and write calls.
-//                            With mappings, a device error while a page is
-//                            read in ends the process (SIGBUS) instead of
-//                            failing the call.
+//                            A page a mapping cannot bring in (a device
+//                            error) fails the call with IoError (EIO), as a
+//                            read or write call would. flowio installs a
+//                            SIGBUS handler for this at the first mapping;
+//                            faults elsewhere go to the handler there before.
 //   flowio_exchange          "point_to_point" (default) or "alltoallw".
 #pragma once
 
