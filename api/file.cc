@@ -173,7 +173,6 @@ void File::Impl::open_direct() {
     direct_fd = io::FileDescriptor::open(path, open_flags(mode, false) | O_DIRECT);
   } catch (const IoError&) {
     hints["flowio_direct_io"] = "disable";
-    settings_for.fill(std::nullopt);
     return;
   }
   backend = std::make_unique<io::DirectIoBackend>(std::move(backend), fd.get(), direct_fd.get());

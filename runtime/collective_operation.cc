@@ -201,6 +201,9 @@ class CollectiveOperation : public std::enable_shared_from_this<CollectiveOperat
   bool everyone_accessed_early() const;
   // Whether this process's own part would let the call go direct.
   bool may_go_direct() const;
+  // Whether a process's access alone calls for two-phase I/O (automatic
+  // buffering): many pieces, small on average.
+  bool needs_gathering(const core::AccessSummary& summary) const;
   void gathered(int code);
   void plan_and_send_metadata();
   void send_metadata(std::vector<MPI_Request>& requests);
@@ -390,11 +393,15 @@ void CollectiveOperation::gathered(int code) {
 
 bool CollectiveOperation::may_go_direct() const {
   using Buffering = CollectiveSettings::Buffering;
-  const CollectiveSettings& settings = request_.settings;
-  const core::AccessSummary& mine = announcement_.summary;
-  return settings.buffering == Buffering::disable ||
-         (settings.buffering == Buffering::automatic &&
-          !(mine.pieces > 1 && mine.bytes < settings.direct_threshold * mine.pieces));
+  const Buffering buffering = request_.settings.buffering;
+  return buffering == Buffering::disable ||
+         (buffering == Buffering::automatic && !needs_gathering(announcement_.summary));
+}
+
+// One piece per process is one request each however small; large pieces
+// gain nothing from being gathered.
+bool CollectiveOperation::needs_gathering(const core::AccessSummary& summary) const {
+  return summary.pieces > 1 && summary.bytes < request_.settings.direct_threshold * summary.pieces;
 }
 
 bool CollectiveOperation::anyone_failed_early() const {
@@ -411,11 +418,8 @@ bool CollectiveOperation::two_phase() const {
   using Buffering = CollectiveSettings::Buffering;
   const CollectiveSettings& settings = request_.settings;
   if (settings.buffering != Buffering::automatic) return settings.buffering == Buffering::enable;
-  // One piece per process is one request each however small; large pieces
-  // gain nothing from being gathered.
-  return std::any_of(summaries_.begin(), summaries_.end(), [&](const core::AccessSummary& s) {
-    return s.pieces > 1 && s.bytes < settings.direct_threshold * s.pieces;
-  });
+  return std::any_of(summaries_.begin(), summaries_.end(),
+                     [this](const core::AccessSummary& s) { return needs_gathering(s); });
 }
 
 void CollectiveOperation::plan_and_send_metadata() {

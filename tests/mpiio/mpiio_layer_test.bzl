@@ -34,6 +34,7 @@ def mpiio_layer_test(name, ranks = [2], size = "medium"):
                 ":" + name,
                 _LAYER,
                 "//tests/support:lsan_suppressions.txt",
+                "//tests/support:sanitizer_mpiexec_args.sh",
             ],
             size = size,
             tags = ["mpi"],

@@ -18,7 +18,7 @@
 # check that a test's stdout and files are deterministic at all.
 #
 # Under --config=asan (FLOWIO_SANITIZER=asan) every rank gets the leak
-# suppressions MPICH needs, as in tests/support/run_mpi_test.sh.
+# suppressions MPICH needs (tests/support/sanitizer_mpiexec_args.sh).
 set -euo pipefail
 
 if [ $# -ne 3 ] && ! { [ $# -eq 2 ] && [ "${RUN_PLAIN_ONLY:-0}" = 1 ]; }; then
@@ -46,17 +46,12 @@ else
   work=$(mktemp -d "${TMPDIR:-/tmp}/mpiio_$name.$ranks.XXXXXX")
 fi
 
-env_args=()
-if [ "${FLOWIO_SANITIZER:-}" = asan ]; then
-  if [ -n "${TEST_SRCDIR:-}" ]; then
-    supp="$TEST_SRCDIR/${TEST_WORKSPACE:-flowio}/tests/support/lsan_suppressions.txt"
-  else
-    supp="$(dirname "$(realpath "$0")")/../support/lsan_suppressions.txt"
-  fi
-  env_args+=(-genv LSAN_OPTIONS "suppressions=${supp}:fast_unwind_on_malloc=0")
-  env_args+=(-genv ASAN_OPTIONS "detect_leaks=1")
-  env_args+=(-genv UBSAN_OPTIONS "print_stacktrace=1:halt_on_error=1")
+if [ -n "${TEST_SRCDIR:-}" ]; then
+  support="$TEST_SRCDIR/${TEST_WORKSPACE:-flowio}/tests/support"
+else
+  support="$(dirname "$(realpath "$0")")/../support"
 fi
+source "$support/sanitizer_mpiexec_args.sh"
 
 # A hung job (a collective that one rank never joins) ends after this many
 # seconds instead of at Bazel's timeout; hydra's mpiexec reads it.

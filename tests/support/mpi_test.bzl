@@ -23,6 +23,7 @@ def mpi_test(name, srcs, deps = [], ranks = [1, 2, 4], args = [], env_by_ranks =
             data = [
                 ":" + name + "_bin",
                 "//tests/support:lsan_suppressions.txt",
+                "//tests/support:sanitizer_mpiexec_args.sh",
             ],
             env = env_by_ranks.get(n, {}),
             size = size,

@@ -7,17 +7,12 @@ ranks=$1
 shift
 binary=$1
 shift
-env_args=()
-if [ "${FLOWIO_SANITIZER:-}" = asan ]; then
-  if [ -n "${TEST_SRCDIR:-}" ]; then
-    supp="$TEST_SRCDIR/${TEST_WORKSPACE:-flowio}/tests/support/lsan_suppressions.txt"
-  else
-    supp="$(dirname "$(realpath "$0")")/lsan_suppressions.txt"
-  fi
-  env_args+=(-genv LSAN_OPTIONS "suppressions=${supp}:fast_unwind_on_malloc=0")
-  env_args+=(-genv ASAN_OPTIONS "detect_leaks=1")
-  env_args+=(-genv UBSAN_OPTIONS "print_stacktrace=1:halt_on_error=1")
+if [ -n "${TEST_SRCDIR:-}" ]; then
+  support="$TEST_SRCDIR/${TEST_WORKSPACE:-flowio}/tests/support"
+else
+  support="$(dirname "$(realpath "$0")")"
 fi
+source "$support/sanitizer_mpiexec_args.sh"
 # Run from the scratch directory, so that relative paths land there.
 binary=$(realpath "$binary")
 export TMPDIR="${TEST_TMPDIR:-${TMPDIR:-/tmp}}"
