@@ -527,6 +527,7 @@ bool is_known_hint(const std::string& key) {
       "cb_buffer_size",      "cb_nodes",
       "flowio_aggregators",  "flowio_buffers_in_flight",
       "flowio_direct_io",    "flowio_direct_threshold",
+      "flowio_durable",      "flowio_plan_cache",
       "flowio_ds_mapping",   "flowio_ds_threshold",
       "flowio_exchange",     "flowio_io_backend",
       "flowio_realm_policy", "romio_cb_fr_alignment",
@@ -571,6 +572,8 @@ Hints File::hints() const {
   in_force["flowio_ds_threshold"] = std::to_string(writes.window_io.sieve_threshold);
   in_force["flowio_ds_mapping"] = sieving(writes.window_io.mapping);
   in_force["flowio_direct_threshold"] = std::to_string(writes.direct_threshold);
+  in_force["flowio_durable"] = writes.durable ? "enable" : "disable";
+  in_force["flowio_plan_cache"] = std::to_string(writes.plans_kept);
   in_force.try_emplace("flowio_direct_io", "disable");
   return in_force;
 }

@@ -75,6 +75,9 @@ Future<std::size_t> CollectiveOperation::start(CollectiveContext& context,
   // the gather.
   if (run_inline && may_go_direct(op.request, summary)) {
     access_file_directly(op);
+    if (op.request.writing && op.request.settings.durable && op.accessed_directly) {
+      op.guarded([&] { context.file().sync_data(); });
+    }
     op.announcement.accessed_early = 1;
     op.announcement.failed_early = op.failure() ? 1 : 0;
   }

@@ -416,6 +416,25 @@ void direct_io_stage(CollectiveOperation& op, std::size_t, Next next) {
   });
 }
 
+// Durable writes (hint flowio_durable): a process that wrote makes the
+// file's data durable before it agrees, so the future completes only once
+// the checkpoint is on storage, and the sync overlaps whatever the
+// program does meanwhile.
+void persist_stage(CollectiveOperation& op, std::size_t, Next next) {
+  const bool wrote =
+      op.accessed_directly || (op.plan && op.plan->two_phase && (!op.plan->windows.empty()));
+  if (!op.request.writing || !op.request.settings.durable || !wrote || op.failure()) {
+    next();
+    return;
+  }
+  op.executor->run_io([&op, next = std::move(next)] {
+    const std::int64_t begin = now_ns();
+    op.guarded([&] { op.context.file().sync_data(); });
+    op.recorder.record(Stage::io, begin, -1, " fdatasync", 0, 0, 1);
+    next();
+  });
+}
+
 void agree_stage(CollectiveOperation& op, std::size_t, Next next) {
   op.agree_begin_ns = now_ns();
   std::vector<MPI_Request> requests;
@@ -459,7 +478,7 @@ const Pipeline& pipeline(PipelineKind kind) {
   static const Pipeline kRound{
       "round", {round_prepare_stage, round_exchange_stage, round_finish_stage}, true, leave_item};
   static const Pipeline kDirect{"direct", {direct_io_stage}, false, leave_direct};
-  static const Pipeline kAgree{"agree", {agree_stage}, false, leave_agree};
+  static const Pipeline kAgree{"agree", {persist_stage, agree_stage}, false, leave_agree};
   switch (kind) {
     case PipelineKind::control:
       return kControl;
