@@ -27,9 +27,6 @@ namespace {
 // saves. Decided from the gathered summaries, the same on every process.
 constexpr std::int64_t kMostPiecesKept = std::int64_t{1} << 20;
 
-// Frees a buffer's memory (assigning {} would keep its capacity).
-void release(std::vector<char>& buffer) { std::vector<char>().swap(buffer); }
-
 int data_tag(const CollectiveOperation& op, std::int64_t window) {
   return message_tag(MessageKind::data, op.sequence, window);
 }
@@ -163,7 +160,7 @@ void pack_stage(CollectiveOperation& op, std::size_t item, Next next) {
   } else {
     const std::int64_t begin = now_ns();
     op.guarded([&] {
-      run.staging.resize(static_cast<std::size_t>(plan.bytes));
+      run.staging.allocate(static_cast<std::size_t>(plan.bytes));
       if (op.request.writing) {
         exchange::pack_stream(op.request.memory, plan.from, plan.bytes, run.staging.data());
       }
@@ -211,19 +208,24 @@ void unpack_stage(CollectiveOperation& op, std::size_t item, Next next) {
     });
     op.recorder.record(Stage::unpack, begin, plan.window, "", run.received);
   }
-  release(run.staging);
+  run.staging.release();
   next();
 }
 
 // --- windows ---
 
-std::vector<io::WindowPiece> window_pieces(const WindowPlan& plan, std::vector<char>& buffer) {
-  std::vector<io::WindowPiece> pieces;
-  pieces.reserve(plan.pieces.size());
-  for (const WindowPiecePlan& piece : plan.pieces) {
-    pieces.push_back(io::WindowPiece{piece.offset, piece.length, buffer.data() + piece.at});
+// The window's pieces with their memory in `buffer`, in a list kept by the
+// calling thread (it only grows: a window's list is rebuilt for every run,
+// since the buffer is new each time).
+std::span<const io::WindowPiece> window_pieces(const WindowPlan& plan, const ByteBuffer& buffer) {
+  thread_local std::vector<io::WindowPiece> pieces;
+  if (pieces.size() < plan.pieces.size()) pieces.resize(plan.pieces.size());
+  char* const base = buffer.data();
+  for (std::size_t i = 0; i < plan.pieces.size(); ++i) {
+    const WindowPiecePlan& piece = plan.pieces[i];
+    pieces[i] = io::WindowPiece{piece.offset, piece.length, base + piece.at};
   }
-  return pieces;
+  return {pieces.data(), plan.pieces.size()};
 }
 
 void record_window_io(CollectiveOperation& op, const WindowPlan& plan, std::int64_t begin,
@@ -248,6 +250,14 @@ void record_window_io(CollectiveOperation& op, const WindowPlan& plan, std::int6
                      result.requests);
 }
 
+// Sieving and staging go through a buffer kept by each thread that does
+// window I/O (the I/O thread, the callers), which only grows: allocating
+// and zero-filling one per window would cost as much as the copies.
+std::vector<char>& thread_staging() {
+  thread_local std::vector<char> staging;
+  return staging;
+}
+
 void write_window(CollectiveOperation& op, std::size_t w) {
   const WindowPlan& plan = op.plan->windows[w];
   WindowRun& run = op.window_runs[w];
@@ -255,10 +265,9 @@ void write_window(CollectiveOperation& op, std::size_t w) {
   io::WindowIoResult result;
   op.guarded([&] {
     if (op.failure()) return;  // the operation fails anyway; keep the file as it was
-    std::vector<char> staging;
-    result =
-        io::write_window(op.context.backend(), op.context.file().get(),
-                         window_pieces(plan, run.buffer), op.request.settings->window_io, staging);
+    result = io::write_window(op.context.backend(), op.context.file().get(),
+                              window_pieces(plan, run.buffer), op.request.settings->window_io,
+                              thread_staging());
   });
   record_window_io(op, plan, begin, result);
 }
@@ -271,10 +280,9 @@ void read_window(CollectiveOperation& op, std::size_t w) {
   run.before_end.clear();
   for (const WindowPlan::Part& part : plan.parts) run.before_end.push_back(part.bytes);
   op.guarded([&] {
-    std::vector<char> staging;
-    result =
-        io::read_window(op.context.backend(), op.context.file().get(),
-                        window_pieces(plan, run.buffer), op.request.settings->window_io, staging);
+    result = io::read_window(op.context.backend(), op.context.file().get(),
+                             window_pieces(plan, run.buffer), op.request.settings->window_io,
+                             thread_staging());
     // Each client's part is in file order: what lies past end of file is
     // its tail, which is not sent, so that the client's memory there is
     // left as it was (as an independent read leaves it).
@@ -293,7 +301,7 @@ void read_window(CollectiveOperation& op, std::size_t w) {
 
 // Reads: the window from the file (on the executor's I/O side).
 void window_read_stage(CollectiveOperation& op, std::size_t w, Next next) {
-  op.window_runs[w].buffer.resize(static_cast<std::size_t>(op.plan->windows[w].total));
+  op.window_runs[w].buffer.allocate(static_cast<std::size_t>(op.plan->windows[w].total));
   if (op.request.writing) {
     next();
     return;
@@ -335,13 +343,13 @@ void window_exchange_stage(CollectiveOperation& op, std::size_t w, Next next) {
 // Writes: the window to the file (on the executor's I/O side).
 void window_write_stage(CollectiveOperation& op, std::size_t w, Next next) {
   if (!op.request.writing) {
-    release(op.window_runs[w].buffer);
+    op.window_runs[w].buffer.release();
     next();
     return;
   }
   op.executor->run_io([&op, w, next = std::move(next)] {
     write_window(op, w);
-    release(op.window_runs[w].buffer);
+    op.window_runs[w].buffer.release();
     next();
   });
 }
@@ -351,9 +359,9 @@ void window_write_stage(CollectiveOperation& op, std::size_t w, Next next) {
 void round_prepare_stage(CollectiveOperation& op, std::size_t r, Next next) {
   const RoundPlan& plan = op.plan->rounds[r];
   RoundRun& run = op.round_runs[r];
-  run.client_data.resize(static_cast<std::size_t>(plan.share_bytes));
+  run.client_data.allocate(static_cast<std::size_t>(plan.share_bytes));
   if (plan.window) {
-    op.window_runs[*plan.window].buffer.resize(
+    op.window_runs[*plan.window].buffer.allocate(
         static_cast<std::size_t>(op.plan->windows[*plan.window].total));
     if (!op.request.writing) read_window(op, *plan.window);
   }
@@ -415,8 +423,8 @@ void round_finish_stage(CollectiveOperation& op, std::size_t r, Next next) {
     });
     op.recorder.record(Stage::unpack, begin, static_cast<std::int64_t>(r), "", at);
   }
-  if (plan.window) release(op.window_runs[*plan.window].buffer);
-  release(run.client_data);
+  if (plan.window) op.window_runs[*plan.window].buffer.release();
+  run.client_data.release();
   next();
 }
 
