@@ -83,13 +83,21 @@ struct Copy {
                 EIO);
 }
 
+// One past the last byte of any piece: pieces sorted by offset may still
+// overlap (reads of the same bytes), so the last one need not end last.
+std::int64_t end_of(std::span<const WindowPiece> pieces) {
+  std::int64_t end = 0;
+  for (const WindowPiece& piece : pieces) end = std::max(end, piece.offset + piece.length);
+  return end;
+}
+
 }  // namespace
 
 bool write_mapped(int fd, std::span<const WindowPiece> pieces, bool only_if_cached) {
   if (pieces.empty()) return false;
   const std::optional<std::int64_t> size = mappable_size(fd, true);
   const std::int64_t begin = pieces.front().offset;
-  const std::int64_t end = pieces.back().offset + pieces.back().length;
+  const std::int64_t end = end_of(pieces);
   // Pages past end of file, and pages not cached, are new to the page
   // cache either way: copying costs less there than faulting them in (and
   // read-modify-write reads nothing past end of file).
@@ -122,7 +130,7 @@ std::optional<std::int64_t> read_mapped(int fd, std::span<const WindowPiece> pie
   if (!size) return std::nullopt;
   const std::int64_t begin = pieces.front().offset;
   // Pages past end of file cannot be touched (SIGBUS): map up to it only.
-  const std::int64_t end = std::min(pieces.back().offset + pieces.back().length, *size);
+  const std::int64_t end = std::min(end_of(pieces), *size);
   std::optional<Mapping> mapping;
   if (begin < end) {
     mapping.emplace(fd, begin, end, PROT_READ);
@@ -145,11 +153,7 @@ std::optional<std::int64_t> read_mapped(int fd, std::span<const WindowPiece> pie
       },
       &copy);
   if (!copied) throw_bus_error("reading a window");
-  std::int64_t before_end = 0;
-  for (const WindowPiece& piece : pieces) {
-    before_end += std::clamp<std::int64_t>(end - piece.offset, 0, piece.length);
-  }
-  return before_end;
+  return end;
 }
 
 }  // namespace flowio::io

@@ -37,10 +37,11 @@ inline constexpr std::int64_t kMapAtLeastBytes = std::int64_t{1} << 20;
 bool write_mapped(int fd, std::span<const WindowPiece> pieces, bool only_if_cached);
 
 // Copies every piece out of a mapping of the file. Memory for bytes past end
-// of file is zero-filled. Returns the data bytes that lay before end of
-// file, or nothing (having read nothing) when the file cannot be mapped or,
-// with `only_if_cached`, the extent before end of file is not mostly cached.
-// Throws IoError when a page cannot be brought in.
+// of file is zero-filled. Returns where the data ended: the pieces' end, or
+// the end of file when it lay before it; or nothing (having read nothing)
+// when the file cannot be mapped or, with `only_if_cached`, the extent
+// before end of file is not mostly cached. Throws IoError when a page cannot
+// be brought in.
 std::optional<std::int64_t> read_mapped(int fd, std::span<const WindowPiece> pieces,
                                         bool only_if_cached);
 

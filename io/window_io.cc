@@ -21,16 +21,24 @@ struct Shape {
   std::int64_t begin = 0;
   std::int64_t end = 0;
   std::int64_t data = 0;
+  bool covered = true;  // no byte of [begin, end) lies outside every piece
 };
 
+// Pieces of different clients may overlap (reads of the same bytes): the
+// extent ends at the farthest end, not at the last piece's, and a window
+// is covered only when no gap lies between the pieces, whatever their sum.
 Shape shape_of(std::span<const WindowPiece> pieces) {
-  Shape shape{pieces.front().offset, pieces.back().offset + pieces.back().length, 0};
-  for (const WindowPiece& piece : pieces) shape.data += piece.length;
+  Shape shape{pieces.front().offset, pieces.front().offset, 0, true};
+  for (const WindowPiece& piece : pieces) {
+    shape.data += piece.length;
+    if (piece.offset > shape.end) shape.covered = false;
+    shape.end = std::max(shape.end, piece.offset + piece.length);
+  }
   return shape;
 }
 
 WindowMethod choose(const Shape& shape, std::size_t piece_count, const WindowIoSettings& settings) {
-  if (shape.data == shape.end - shape.begin) return WindowMethod::contiguous;
+  if (shape.covered) return WindowMethod::contiguous;
   if (!settings.file_readable) return WindowMethod::vectored;
   switch (settings.sieve) {
     case SieveMode::enable:
@@ -199,18 +207,26 @@ WindowIoResult read_window(StorageBackend& backend, int fd, std::span<const Wind
   const Shape& shape = plan.shape;
   const bool stage_covered = plan.staged;
   result.method = plan.method;
+  result.data_end = shape.end;
+  const auto count_before = [&](std::int64_t end) {
+    result.data_end = std::min(result.data_end, end);
+    for (const WindowPiece& piece : pieces) {
+      result.bytes_read += std::clamp<std::int64_t>(end - piece.offset, 0, piece.length);
+    }
+  };
   if (plan.try_mapping) {
-    if (const std::optional<std::int64_t> read =
+    if (const std::optional<std::int64_t> end =
             read_mapped(fd, pieces, settings.mapping == SieveMode::automatic)) {
       result.method = WindowMethod::mapped;
       result.requests = 1;
-      result.file_bytes = *read;
-      result.bytes_read = *read;
+      count_before(*end);
+      result.file_bytes = result.bytes_read;
       return result;
     }
   }
   if (result.method == WindowMethod::sieve || stage_covered) {
     const std::int64_t valid = read_extent(backend, fd, shape, staging);
+    result.data_end = shape.begin + valid;
     for (const WindowPiece& piece : pieces) {
       std::memcpy(piece.data, staging.data() + (piece.offset - shape.begin),
                   static_cast<std::size_t>(piece.length));
@@ -227,6 +243,10 @@ WindowIoResult read_window(StorageBackend& backend, int fd, std::span<const Wind
   // Zero what lay past end of file, so that no stale bytes travel.
   for (std::size_t r = 0; r < list.requests.size(); ++r) {
     result.bytes_read += static_cast<std::int64_t>(got[r]);
+    if (got[r] < list.requests[r].bytes) {
+      result.data_end = std::min(
+          result.data_end, list.requests[r].file_offset + static_cast<std::int64_t>(got[r]));
+    }
     std::size_t skip = got[r];
     for (const iovec& piece : list.requests[r].memory) {
       const std::size_t keep = std::min(skip, piece.iov_len);

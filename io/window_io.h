@@ -65,6 +65,11 @@ struct WindowIoResult {
   std::int64_t requests = 0;    // file requests issued
   std::int64_t file_bytes = 0;  // bytes moved to or from the file
   std::int64_t bytes_read = 0;  // reads: data bytes that lay before end of file
+  // Reads: where the data ended, as the read itself found it: the end of
+  // file when it lay inside the pieces' extent, else the extent's end.
+  // Callers that split the window among several clients count each one's
+  // bytes up to it (not up to the file's size now, which may have changed).
+  std::int64_t data_end = 0;
 };
 
 // `pieces` are sorted by offset and do not overlap. `staging` is reused

@@ -138,12 +138,19 @@ void CollectiveOperation::complete() {
       const core::Access& access = request.access;
       moved = static_cast<std::size_t>(access.bytes());
       if (!request.writing && !access.empty()) {
-        // A direct read counted what it found; otherwise the file's size
-        // tells where the data ended.
+        // A direct read counted what it found, and so did the messages of
+        // a two-phase one (each aggregator sends what its read found);
+        // rounds carry fixed counts, so the file's size tells there.
         const bool direct = !(plan && plan->two_phase);
-        moved = static_cast<std::size_t>(direct && bytes_read_directly
-                                             ? *bytes_read_directly
-                                             : access.bytes_before(context.file().size()));
+        if (direct && bytes_read_directly) {
+          moved = static_cast<std::size_t>(*bytes_read_directly);
+        } else if (!direct && plan->rounds.empty()) {
+          std::int64_t received = 0;
+          for (const ClientRun& run : client_runs) received += run.received;
+          moved = static_cast<std::size_t>(received);
+        } else {
+          moved = static_cast<std::size_t>(access.bytes_before(context.file().size()));
+        }
       }
     } catch (...) {
       result = std::current_exception();

@@ -287,7 +287,7 @@ void read_window(CollectiveOperation& op, std::size_t w) {
     // its tail, which is not sent, so that the client's memory there is
     // left as it was (as an independent read leaves it).
     if (result.bytes_read < plan.total) {
-      const std::int64_t end = std::min(plan.window.end, op.context.file().size());
+      const std::int64_t end = std::min(plan.window.end, result.data_end);
       for (std::size_t p = 0; p < plan.parts.size(); ++p) {
         const core::Access& access = op.plan->clients[plan.parts[p].client].access;
         run.before_end[p] = std::clamp<std::int64_t>(

@@ -367,6 +367,39 @@ TEST_CASE("Io.WindowIo.RandomReads") {
   });
 }
 
+// Pieces of different clients may overlap (a collective read of the same
+// bytes): a piece sorted last need not end last, and overlaps may add up to
+// the extent while a gap remains. Every method still fills every piece with
+// the file's bytes.
+TEST_CASE("Io.WindowIo.OverlappingReadPieces") {
+  for_each_backend([](StorageBackend& backend) {
+    ScratchFile file(std::string("window-overlap-") + backend.name());
+    std::vector<char> staging;
+    const std::vector<char> image = reset_background(file, 4096);
+    for (SieveMode mode : modes) {
+      for (SieveMode mapping : {SieveMode::disable, SieveMode::enable}) {
+        // [100, 400) then [150, 200) (inside it, sorted after it), then a
+        // gap [400, 450) that the overlap's 50 bytes make up in the sum,
+        // then [450, 500).
+        PieceSet set;
+        set.add(100, 300);
+        set.add(150, 50);
+        set.add(450, 50);
+        set.fill('\x5a');
+        WindowIoSettings settings{mode, 8192};
+        settings.mapping = mapping;
+        CAPTURE(static_cast<int>(mode));
+        CAPTURE(static_cast<int>(mapping));
+        const auto pieces = set.pieces();
+        const WindowIoResult result = read_window(backend, file.fd(), pieces, settings, staging);
+        CHECK(set.check_read(image) == "");
+        CHECK(result.bytes_read == set.data());
+        CHECK(result.method != WindowMethod::contiguous);
+      }
+    }
+  });
+}
+
 // The automatic rule at its edge: sieve while extent / pieces is below the
 // threshold, vectored from it on.
 TEST_CASE("Io.WindowIo.AutomaticThreshold") {
