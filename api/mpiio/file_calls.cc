@@ -15,6 +15,7 @@
 #include "api/mpiio/errors.h"
 #include "api/mpiio/info_hints.h"
 #include "api/mpiio/layer_file.h"
+#include "api/mpiio/requests.h"
 #include "api/mpiio/serve.h"
 #include "flowio/error.h"
 #include "flowio/file.h"
@@ -67,7 +68,7 @@ int open_file(MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI
                             hints_from_info(info));
     file->amode = amode;
     file->errhandler = default_handler();
-    file->shared = std::make_unique<SharedPointer>(file->file.communicator());
+    file->shared = std::make_unique<SharedPointer>(comm, file->file.communicator());
     *handle = register_file(std::move(file));
     return MPI_SUCCESS;
   } catch (...) {
@@ -86,12 +87,15 @@ int close_file(MPI_File* handle) {
   int code = MPI_SUCCESS;
   try {
     if (file->split) file->split->done.wait();
-    file->shared.reset();
     file->atomic_lock.reset();
     file->file.close();
   } catch (...) {
     code = error_code_of(std::current_exception());
   }
+  // After the close's agreement, when no process uses the pointer any more
+  // (its slot is reset for the next file).
+  file->shared.reset();
+  complete_requests(*handle);
   const MPI_File closed = *handle;
   unregister_file(closed);
   *handle = MPI_FILE_NULL;
