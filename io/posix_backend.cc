@@ -30,7 +30,9 @@ std::size_t transfer(int fd, const IoRequest& request, Direction direction,
   IovecCursor cursor(request.memory);
   std::size_t done = 0;
   while (cursor.remaining() > 0) {
-    const std::span<const iovec> piece = cursor.window(scratch);
+    const std::span<const iovec> piece = cursor.window(
+        scratch, max_iovecs_per_call,
+        direction == Direction::write ? max_write_bytes_per_call : max_bytes_per_call);
     const off_t offset = static_cast<off_t>(request.file_offset) + static_cast<off_t>(done);
     ssize_t moved;
     if (piece.size() == 1) {
