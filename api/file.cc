@@ -121,11 +121,18 @@ struct File::Impl {
   void open_direct();
 
   // Hints given after open; the storage ones were settled at open.
+  // The parsed settings are dropped only when a value changed: programs
+  // such as HDF5 pass the same hints with every set_view.
   void merge_hints(const Hints& more) {
+    bool changed = false;
     for (const auto& [key, value] : more) {
-      if (key != "flowio_io_backend" && key != "flowio_direct_io") hints[key] = value;
+      if (key == "flowio_io_backend" || key == "flowio_direct_io") continue;
+      auto [kept, inserted] = hints.try_emplace(key, value);
+      if (!inserted && kept->second == value) continue;
+      kept->second = value;
+      changed = true;
     }
-    settings_for.fill(std::nullopt);
+    if (changed) settings_for.fill(std::nullopt);
   }
 
   // The collective settings the hints give, parsed once per direction
@@ -303,8 +310,12 @@ File::Impl::Transfer File::Impl::prepare_transfer(bool writing, MPI_Offset offse
   }
   Transfer transfer;
   // MPI_BYTE, the type of nearly every small call (HDF5 moves bytes), is
-  // flattened once per process instead of once per call.
-  static const std::shared_ptr<const core::FlatType> byte_type = core::flatten_cached(MPI_BYTE);
+  // flattened once per process instead of once per call, and held without
+  // a reference count (an aliasing pointer with no owner), so that passing
+  // it along costs no atomic operation.
+  static const core::FlatType byte_flat = *core::flatten_cached(MPI_BYTE);
+  static const std::shared_ptr<const core::FlatType> byte_type(
+      std::shared_ptr<const core::FlatType>(), &byte_flat);
   transfer.memory_type = datatype == MPI_BYTE ? byte_type : core::flatten_cached(datatype);
   const std::int64_t bytes = transfer.memory_type->size() * count;
   if (bytes % view->etype_size() != 0) {

@@ -175,6 +175,11 @@ void set_view(LayerFile& file, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype
     throw UsageError(ErrorCode::invalid_argument,
                      "MPI_File_set_view: another process passed an invalid view");
   }
+  // MPI resets the shared file pointer along with the individual one. The
+  // allreduce above (every process has arrived, so its earlier updates are
+  // done) and the agreement inside flowio's set_view (rank 0 has reset it
+  // before any process leaves) order the reset without barriers of its own.
+  file.shared->set_between_collectives(0);
   try {
     file.file.set_view(disp, etype, filetype, hints_from_info(info));
   } catch (const UsageError& error) {
@@ -182,8 +187,6 @@ void set_view(LayerFile& file, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype
     throw IoError(ErrorCode::io, error.what(), 0);
   }
   file.remember_view(disp, etype, filetype, datarep);
-  // MPI resets the shared file pointer along with the individual one.
-  file.shared->set(0);
 }
 
 void seek_shared(LayerFile& file, MPI_Offset offset, int whence) {
