@@ -166,20 +166,24 @@ void set_view(LayerFile& file, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype
   } catch (const UsageError&) {
     bad_arguments = std::current_exception();
   }
-  const int mine = bad_arguments ? 1 : 0;
-  int anyone = 0;
-  check_mpi(MPI_Allreduce(&mine, &anyone, 1, MPI_INT, MPI_MAX, file.file.communicator()),
+  // Whether any process passed bad arguments, and whether any moved the
+  // shared pointer since it was last 0.
+  const int mine[2] = {bad_arguments ? 1 : 0, file.shared->moved() ? 1 : 0};
+  int anyone[2] = {0, 0};
+  check_mpi(MPI_Allreduce(mine, anyone, 2, MPI_INT, MPI_MAX, file.file.communicator()),
             "MPI_Allreduce");
   if (bad_arguments) std::rethrow_exception(bad_arguments);
-  if (anyone != 0) {
+  if (anyone[0] != 0) {
     throw UsageError(ErrorCode::invalid_argument,
                      "MPI_File_set_view: another process passed an invalid view");
   }
-  // MPI resets the shared file pointer along with the individual one. The
-  // allreduce above (every process has arrived, so its earlier updates are
-  // done) and the agreement inside flowio's set_view (rank 0 has reset it
-  // before any process leaves) order the reset without barriers of its own.
-  file.shared->set_between_collectives(0);
+  // MPI resets the shared file pointer along with the individual one, here
+  // only where it moved (HDF5 sets views twice per collective call and never
+  // uses it). The allreduce above (every process has arrived, so its
+  // earlier updates are done) and the agreement inside flowio's set_view
+  // (rank 0 has reset it before any process leaves) order the reset without
+  // barriers of its own.
+  if (anyone[1] != 0) file.shared->set_between_collectives(0);
   try {
     file.file.set_view(disp, etype, filetype, hints_from_info(info));
   } catch (const UsageError& error) {

@@ -115,6 +115,7 @@ SharedPointer::~SharedPointer() {
 }
 
 MPI_Offset SharedPointer::fetch_add(MPI_Offset etypes) {
+  moved_ = moved_ || etypes != 0;
   MPI_Offset before = 0;
   check_mpi(MPI_Fetch_and_op(&etypes, &before, MPI_OFFSET, 0, slot_, MPI_SUM, window_->win),
             "MPI_Fetch_and_op on the shared file pointer");
@@ -139,6 +140,7 @@ void SharedPointer::set(MPI_Offset position) {
 }
 
 void SharedPointer::set_between_collectives(MPI_Offset position) {
+  moved_ = position != 0;
   if (rank_ != 0) return;
   MPI_Offset ignored = 0;
   check_mpi(MPI_Fetch_and_op(&position, &ignored, MPI_OFFSET, 0, slot_, MPI_REPLACE, window_->win),

@@ -52,7 +52,13 @@ class SharedPointer {
   // between two collective steps over the file's communicator, which order
   // every process's earlier updates before it and its later ones after it
   // (MPI_File_set_view's agreements), so set()'s barriers are not needed.
+  // Every process calls it.
   void set_between_collectives(MPI_Offset position);
+  // False when this process knows the pointer is 0: no call of this
+  // process moved it since it was last set to 0 by a collective call. A
+  // caller that learns from every process that none moved it may skip
+  // resetting it (MPI_File_set_view asks along with its argument check).
+  bool moved() const { return moved_; }
   // Collective: the pointer advances by the sum of every process's
   // `etypes`, in rank order; returns where this process's share starts.
   MPI_Offset claim_in_rank_order(MPI_Offset etypes);
@@ -66,6 +72,7 @@ class SharedPointer {
   int rank_ = 0;
   PointerWindow* window_ = nullptr;
   int slot_ = 0;
+  bool moved_ = false;
 };
 
 // Frees every kept window, collectively, in the order they were made (the

@@ -44,6 +44,26 @@ int main(int argc, char** argv) {
     MPI_CHECK(MPI_File_close(&fh));
   }
 
+  /* MPI_File_set_view resets the shared pointer: after one rank alone
+   * moved it (the others cannot know), and when nobody did. */
+  int reset_by_view = 1;
+  {
+    MPI_File fh;
+    open_on(MPI_COMM_WORLD, "view_reset.dat", &fh);
+    for (int round = 0; round < 3; ++round) {
+      if (round < 2 && t_rank == t_nranks - 1) {
+        int value = round;
+        MPI_CHECK(MPI_File_write_shared(fh, &value, 1, MPI_INT, MPI_STATUS_IGNORE));
+      }
+      MPI_CHECK(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+      MPI_Offset position = -1;
+      MPI_CHECK(MPI_File_get_position_shared(fh, &position));
+      reset_by_view = reset_by_view && position == 0;
+      MPI_Barrier(MPI_COMM_WORLD);
+    }
+    MPI_CHECK(MPI_File_close(&fh));
+  }
+
   /* Many files open at once, each pointer moved a different distance. */
   MPI_File files[AT_ONCE];
   for (int i = 0; i < AT_ONCE; ++i) {
@@ -76,9 +96,9 @@ int main(int argc, char** argv) {
   }
 
   t_report(
-      "%d reopenings: pointer 0 at open %s, moved %s; %d files at once: separate %s; "
-      "communicator freed first: %s",
-      ROUNDS, fresh_at_open ? "yes" : "NO", moved ? "yes" : "NO", AT_ONCE, separate ? "yes" : "NO",
-      outlived ? "works" : "BROKEN");
+      "%d reopenings: pointer 0 at open %s, moved %s; set_view resets it: %s; %d files at once: "
+      "separate %s; communicator freed first: %s",
+      ROUNDS, fresh_at_open ? "yes" : "NO", moved ? "yes" : "NO", reset_by_view ? "yes" : "NO",
+      AT_ONCE, separate ? "yes" : "NO", outlived ? "works" : "BROKEN");
   return t_finish();
 }
