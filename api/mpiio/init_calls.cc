@@ -62,6 +62,6 @@ int MPI_Finalize() {
   complete_requests(MPI_FILE_NULL);
   release_pointer_windows();
   flowio::runtime::Engine::release();
-  report_at_finalize();
+  report_at_finalize(kept_datatypes());
   return PMPI_Finalize();
 }
