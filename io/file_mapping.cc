@@ -166,8 +166,13 @@ std::optional<std::int64_t> FileMapping::load(std::span<const WindowPiece> piece
   if (::fstat(fd_, &info) != 0 || !S_ISREG(info.st_mode)) return std::nullopt;
   const std::int64_t size = info.st_size;
   // The pieces before end of file: a prefix, as they are sorted.
-  std::size_t inside = 0;
-  while (inside < pieces.size() && pieces[inside].offset < size) ++inside;
+  const std::size_t inside =
+      pieces.back().offset < size
+          ? pieces.size()
+          : static_cast<std::size_t>(
+                std::partition_point(pieces.begin(), pieces.end(),
+                                     [size](const WindowPiece& p) { return p.offset < size; }) -
+                pieces.begin());
   if (inside == 0) return 0;
   const std::int64_t begin = pieces.front().offset;
   const std::int64_t end = std::min(pieces[inside - 1].offset + pieces[inside - 1].length, size);

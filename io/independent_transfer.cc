@@ -46,14 +46,17 @@ class PieceBatcher {
   }
 
   // Fills `out` with the next batch; false when the stream is done.
-  bool next(std::vector<WindowPiece>& out) {
+  // `data` receives the batch's bytes.
+  bool next(std::vector<WindowPiece>& out, std::int64_t& data) {
     out.clear();
+    data = 0;
     while (remaining_ > 0 && out.size() < kBatchPieces) {
       if (index_ == pending_.size() && !pull()) break;
       const core::Piece piece = pending_[index_];
       if (!out.empty() && piece.offset + piece.length - out.front().offset > kBatchExtent) break;
       ++index_;
       remaining_ -= piece.length;
+      data += piece.length;
       add(piece, out);
     }
     return !out.empty();
@@ -103,10 +106,8 @@ struct Shape {
   std::int64_t data = 0;
 };
 
-Shape shape_of(const std::vector<WindowPiece>& pieces) {
-  Shape shape{pieces.back().offset + pieces.back().length - pieces.front().offset, 0};
-  for (const WindowPiece& piece : pieces) shape.data += piece.length;
-  return shape;
+Shape shape_of(const std::vector<WindowPiece>& pieces, std::int64_t data) {
+  return Shape{pieces.back().offset + pieces.back().length - pieces.front().offset, data};
 }
 
 // Whether a mapping should serve a batch of this shape: it has holes (a
@@ -119,18 +120,21 @@ bool worth_mapping(const Shape& shape, std::size_t pieces, const WindowIoSetting
          shape.extent < settings.mapped_threshold * static_cast<std::int64_t>(pieces);
 }
 
-// Drops the pieces at or past `size` and shortens the one across it.
-// Returns true when anything was cut.
-bool clip_at(std::int64_t size, std::vector<WindowPiece>& pieces) {
-  std::size_t inside = 0;
-  while (inside < pieces.size() && pieces[inside].offset < size) ++inside;
-  bool cut = inside < pieces.size();
-  pieces.resize(inside);
+// Drops the pieces at or past `size` and shortens the one across it,
+// keeping `data` (the pieces' bytes) right. Returns true when anything was
+// cut. The pieces are sorted: the first at or past `size` is found by
+// binary search, and a batch inside the file costs one comparison.
+bool clip_at(std::int64_t size, std::vector<WindowPiece>& pieces, std::int64_t& data) {
+  if (pieces.back().offset + pieces.back().length <= size) return false;
+  const auto past = std::partition_point(pieces.begin(), pieces.end(),
+                                         [size](const WindowPiece& p) { return p.offset < size; });
+  for (auto piece = past; piece != pieces.end(); ++piece) data -= piece->length;
+  pieces.erase(past, pieces.end());
   if (!pieces.empty() && pieces.back().offset + pieces.back().length > size) {
+    data -= pieces.back().offset + pieces.back().length - size;
     pieces.back().length = size - pieces.back().offset;
-    cut = true;
   }
-  return cut;
+  return true;
 }
 
 std::int64_t file_size(int fd) {
@@ -155,8 +159,9 @@ std::int64_t write_independent(StorageBackend& backend, int fd, FileMapping& map
   without_sieving.mapping = SieveMode::disable;
   PieceBatcher batcher(view, stream_position, memory);
   std::vector<WindowPiece>& pieces = scratch.pieces;
-  while (batcher.next(pieces)) {
-    if (worth_mapping(shape_of(pieces), pieces.size(), settings) && mapping.store(pieces)) {
+  std::int64_t data = 0;
+  while (batcher.next(pieces, data)) {
+    if (worth_mapping(shape_of(pieces, data), pieces.size(), settings) && mapping.store(pieces)) {
       continue;
     }
     write_window(backend, fd, pieces, without_sieving, scratch.staging);
@@ -179,10 +184,11 @@ std::int64_t read_independent(StorageBackend& backend, int fd, FileMapping& mapp
   PieceBatcher batcher(view, stream_position, memory);
   std::vector<WindowPiece>& pieces = scratch.pieces;
   std::int64_t total = 0;
-  while (batcher.next(pieces)) {
-    const bool cut = clip_at(size, pieces);
+  std::int64_t data = 0;
+  while (batcher.next(pieces, data)) {
+    const bool cut = clip_at(size, pieces, data);
     if (pieces.empty()) break;
-    const Shape shape = shape_of(pieces);
+    const Shape shape = shape_of(pieces, data);
     std::optional<std::int64_t> loaded;
     if (worth_mapping(shape, pieces.size(), settings)) loaded = mapping.load(pieces);
     const std::int64_t got =
