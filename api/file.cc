@@ -18,7 +18,7 @@
 #include "io/independent_transfer.h"
 #include "io/storage_backend.h"
 #include "runtime/collective_error.h"
-#include "runtime/collective_operation.h"
+#include "runtime/collective_context.h"
 #include "runtime/collective_settings.h"
 #include "runtime/core/access.h"
 #include "runtime/core/file_view.h"
@@ -108,6 +108,7 @@ struct File::Impl {
   runtime::CollectiveContext& collective_context() {
     if (!collective) {
       collective = std::make_unique<runtime::CollectiveContext>(comm, fd, *backend, *engine);
+      forget_plans();  // sets the plan cache's bound from the hints
     }
     return *collective;
   }
@@ -152,7 +153,16 @@ struct File::Impl {
       kept->second = value;
       changed = true;
     }
-    if (changed) settings_for.fill(std::nullopt);
+    if (changed) {
+      settings_for.fill(std::nullopt);
+      forget_plans();
+    }
+  }
+
+  // Compiled collective plans assume the view, the hints and the file's
+  // size as they were: each change drops them (between operations).
+  void forget_plans() {
+    if (collective) collective->forget_plans(collective_settings(true).plans_kept);
   }
 
   // The collective settings the hints give, parsed once per direction
@@ -204,7 +214,7 @@ struct File::Impl {
                                      bool advance_pointer = false);
   // The transfer itself, on whichever thread.
   std::int64_t transfer(bool writing, const Transfer& transfer, const core::FileView& on_view);
-  // The same, as a collective operation (runtime/collective_operation.h).
+  // The same, as a collective operation (runtime/collective_context.h).
   Future<std::size_t> start_collective(bool writing, MPI_Offset offset, const void* buffer,
                                        MPI_Count count, MPI_Datatype datatype,
                                        bool advance_pointer = false, bool blocking = false);
@@ -239,6 +249,8 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
   auto impl = std::make_unique<Impl>();
   impl->engine = runtime::Engine::acquire();
   check_mpi(MPI_Comm_dup(comm, &impl->comm), "MPI_Comm_dup");
+  // Failures come back as codes, to become exceptions, not abort.
+  MPI_Comm_set_errhandler(impl->comm, MPI_ERRORS_RETURN);
   MPI_Comm_rank(impl->comm, &impl->rank);
   impl->path = path;
   impl->mode = mode;
@@ -303,6 +315,7 @@ void File::set_view(MPI_Offset displacement, MPI_Datatype etype, MPI_Datatype fi
   file.view = std::move(view);
   file.pointer = 0;
   file.merge_hints(hints);
+  file.forget_plans();
 }
 
 void File::set_hints(const Hints& hints) {
@@ -568,6 +581,7 @@ void File::set_size(MPI_Offset bytes) {
   runtime::run_collectively(file.comm, "set_size", [&] {
     if (file.rank == 0) file.fd.truncate(bytes);
   });
+  file.forget_plans();
 }
 
 void File::preallocate(MPI_Offset bytes) {
@@ -578,6 +592,7 @@ void File::preallocate(MPI_Offset bytes) {
   runtime::run_collectively(file.comm, "preallocate", [&] {
     if (file.rank == 0) file.fd.preallocate(bytes);
   });
+  file.forget_plans();
 }
 
 namespace {
@@ -589,6 +604,7 @@ bool is_known_hint(const std::string& key) {
       "cb_buffer_size",      "cb_nodes",
       "flowio_aggregators",  "flowio_buffers_in_flight",
       "flowio_direct_io",    "flowio_direct_threshold",
+      "flowio_durable",      "flowio_plan_cache",
       "flowio_ds_mapping",   "flowio_ds_threshold",
       "flowio_exchange",     "flowio_io_backend",
       "flowio_realm_policy", "romio_cb_fr_alignment",
@@ -633,6 +649,8 @@ Hints File::hints() const {
   in_force["flowio_ds_threshold"] = std::to_string(writes.window_io.sieve_threshold);
   in_force["flowio_ds_mapping"] = sieving(writes.window_io.mapping);
   in_force["flowio_direct_threshold"] = std::to_string(writes.direct_threshold);
+  in_force["flowio_durable"] = writes.durable ? "enable" : "disable";
+  in_force["flowio_plan_cache"] = std::to_string(writes.plans_kept);
   in_force.try_emplace("flowio_direct_io", "disable");
   return in_force;
 }
