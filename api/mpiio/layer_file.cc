@@ -58,11 +58,7 @@ struct LastLookup {
   LayerFile* file = nullptr;
   std::uint64_t version = ~std::uint64_t{0};
 };
-// Initial-exec: read at a fixed offset from the thread pointer, without
-// the __tls_get_addr call a shared library's thread-locals otherwise cost
-// on every access (the layer is loaded at start-up, where the static TLS
-// block has room for it).
-thread_local LastLookup last_lookup __attribute__((tls_model("initial-exec")));
+thread_local LastLookup last_lookup;
 
 void table_changed() { table_version.fetch_add(1, std::memory_order_release); }
 
