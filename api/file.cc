@@ -14,8 +14,9 @@
 #include "flowio/error.h"
 #include "io/direct_io_backend.h"
 #include "io/file_descriptor.h"
+#include "io/file_mapping.h"
+#include "io/independent_transfer.h"
 #include "io/storage_backend.h"
-#include "io/view_transfer.h"
 #include "runtime/collective_error.h"
 #include "runtime/collective_context.h"
 #include "runtime/collective_settings.h"
@@ -42,6 +43,12 @@ void validate_mode(Mode mode) {
                      "open: Mode::rdonly cannot be combined with Mode::create or Mode::excl");
   }
 }
+
+// Nonblocking independent accesses of at most this many bytes are carried
+// out at the call: a 4 KiB write to the page cache takes about a
+// microsecond, less than handing it to a thread and waking the waiter
+// (MPICH's MPI-IO does all its nonblocking file I/O at the call).
+constexpr std::int64_t kAtTheCallBytes = 65536;
 
 // O_APPEND is never passed: pwrite on an O_APPEND descriptor ignores its
 // offset on Linux, and MPI's append mode only moves the initial pointers.
@@ -85,14 +92,26 @@ struct File::Impl {
   Hints hints;
   io::FileDescriptor fd;
   io::FileDescriptor direct_fd;  // O_DIRECT, with the hint flowio_direct_io
+  // The mapping independent accesses store through (io/file_mapping.h);
+  // declared after the descriptor so that it is unmapped first.
+  std::unique_ptr<io::FileMapping> mapping;
   std::unique_ptr<io::StorageBackend> backend;
   std::shared_ptr<runtime::Engine> engine;
   std::shared_ptr<const core::FileView> view = std::make_shared<core::FileView>();
   MPI_Offset pointer = 0;  // individual file pointer, in etypes
   int ranks = 1;
-  // Declared after the engine, backend and descriptor it borrows, so it
-  // is destroyed before them.
+  // Made by the first collective data call (every process makes it then,
+  // in the same order), so that opening a file costs one communicator
+  // duplicate, not the context's own. Declared after the engine, backend
+  // and descriptor it borrows, so it is destroyed before them.
   std::unique_ptr<runtime::CollectiveContext> collective;
+  runtime::CollectiveContext& collective_context() {
+    if (!collective) {
+      collective = std::make_unique<runtime::CollectiveContext>(comm, fd, *backend, *engine);
+      forget_plans();  // sets the plan cache's bound from the hints
+    }
+    return *collective;
+  }
 
   // Operations started and not finished. Tasks refer to this Impl by
   // pointer; it is destroyed only once this count is zero.
@@ -123,12 +142,21 @@ struct File::Impl {
   void open_direct();
 
   // Hints given after open; the storage ones were settled at open.
+  // The parsed settings are dropped only when a value changed: programs
+  // such as HDF5 pass the same hints with every set_view.
   void merge_hints(const Hints& more) {
+    bool changed = false;
     for (const auto& [key, value] : more) {
-      if (key != "flowio_io_backend" && key != "flowio_direct_io") hints[key] = value;
+      if (key == "flowio_io_backend" || key == "flowio_direct_io") continue;
+      auto [kept, inserted] = hints.try_emplace(key, value);
+      if (!inserted && kept->second == value) continue;
+      kept->second = value;
+      changed = true;
     }
-    settings_for.fill(nullptr);
-    forget_plans();
+    if (changed) {
+      settings_for.fill(nullptr);
+      forget_plans();
+    }
   }
 
   // Compiled collective plans assume the view, the hints and the file's
@@ -176,12 +204,19 @@ struct File::Impl {
   Transfer prepare_transfer(bool writing, MPI_Offset offset, const void* buffer, MPI_Count count,
                             MPI_Datatype datatype, bool advance_pointer);
 
-  // Starts a read or write of `count` copies of `datatype` at view offset
-  // `offset` (in etypes). With `advance_pointer`, the individual file
-  // pointer moves past the data at once, as MPI says it does at the call.
+  // Reads or writes `count` copies of `datatype` at view offset `offset`
+  // (in etypes) on the calling thread, and returns the bytes moved. With
+  // `advance_pointer`, the individual file pointer moves past the data at
+  // once, as MPI says it does at the call.
+  std::size_t run_transfer(bool writing, MPI_Offset offset, const void* buffer, MPI_Count count,
+                           MPI_Datatype datatype, bool advance_pointer = false);
+  // The same, started: at the call when it is small (kAtTheCallBytes),
+  // else on the engine's I/O thread.
   Future<std::size_t> start_transfer(bool writing, MPI_Offset offset, const void* buffer,
                                      MPI_Count count, MPI_Datatype datatype,
                                      bool advance_pointer = false);
+  // The transfer itself, on whichever thread.
+  std::int64_t transfer(bool writing, const Transfer& transfer, const core::FileView& on_view);
   // The same, as a collective operation (runtime/collective_context.h).
   Future<std::size_t> start_collective(bool writing, MPI_Offset offset, const void* buffer,
                                        MPI_Count count, MPI_Datatype datatype,
@@ -224,30 +259,32 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
   impl->mode = mode;
   impl->hints = hints;
 
+  // One agreed step: every process opens at once, creating the file if
+  // asked (O_CREAT without O_EXCL is atomic: one process creates it, the
+  // others open it). With Mode::excl, rank 0 creates the file alone first,
+  // so that an existing file fails on one process and is reported to all;
+  // the others open it in a second step.
+  const bool exclusive = has(mode, Mode::create) && has(mode, Mode::excl);
   runtime::run_collectively(impl->comm, "open", [&] {
     const auto requested = hints.find("flowio_io_backend");
     impl->backend = io::make_storage_backend(requested == hints.end()
                                                  ? io::BackendKind::automatic
                                                  : io::parse_backend_kind(requested->second));
     impl->hints["flowio_io_backend"] = impl->backend->name();
+    if (!exclusive || impl->rank == 0) impl->fd = open_descriptor(path, mode, true);
   });
-  // Rank 0 creates the file alone, so that Mode::excl fails on one
-  // process and is reported to all; the others open what now exists.
-  runtime::run_collectively(impl->comm, "open", [&] {
-    if (impl->rank == 0) impl->fd = open_descriptor(path, mode, true);
-  });
-  runtime::run_collectively(impl->comm, "open", [&] {
-    if (impl->rank != 0) impl->fd = open_descriptor(path, mode, false);
-  });
+  if (exclusive) {
+    runtime::run_collectively(impl->comm, "open", [&] {
+      if (impl->rank != 0) impl->fd = open_descriptor(path, mode, false);
+    });
+  }
+  impl->mapping = std::make_unique<io::FileMapping>(impl->fd.get());
   if (has(mode, Mode::append)) impl->pointer = impl->fd.size();
   if (const auto direct = hints.find("flowio_direct_io");
       direct != hints.end() && direct->second == "enable") {
     impl->open_direct();
   }
   MPI_Comm_size(impl->comm, &impl->ranks);
-  impl->collective = std::make_unique<runtime::CollectiveContext>(impl->comm, impl->fd,
-                                                                  *impl->backend, *impl->engine);
-  impl->forget_plans();
   return File(std::move(impl));
 }
 
@@ -256,14 +293,18 @@ void File::close() {
   file.wait_idle();
   runtime::Trace::process().write(file.comm);
   file.collective.reset();
-  runtime::run_collectively(file.comm, "close", [&] { file.fd.close(); });
+  file.mapping->forget();
   std::unique_ptr<Impl> closing = std::move(impl_);
-  runtime::run_collectively(closing->comm, "close", [&] {
-    if (closing->rank == 0 && has(closing->mode, Mode::delete_on_close) &&
-        ::unlink(closing->path.c_str()) != 0) {
-      throw_errno(errno, "close: unlink " + closing->path);
-    }
-  });
+  runtime::run_collectively(closing->comm, "close", [&] { closing->fd.close(); });
+  // Removed once every process has closed it (the step above), as some
+  // file systems do not let an open file go.
+  if (has(closing->mode, Mode::delete_on_close)) {
+    runtime::run_collectively(closing->comm, "close", [&] {
+      if (closing->rank == 0 && ::unlink(closing->path.c_str()) != 0) {
+        throw_errno(errno, "close: unlink " + closing->path);
+      }
+    });
+  }
 }
 
 void File::set_view(MPI_Offset displacement, MPI_Datatype etype, MPI_Datatype filetype,
@@ -305,7 +346,14 @@ File::Impl::Transfer File::Impl::prepare_transfer(bool writing, MPI_Offset offse
     throw UsageError(ErrorCode::invalid_argument, std::string(operation) + ": null buffer");
   }
   Transfer transfer;
-  transfer.memory_type = core::flatten_cached(datatype);
+  // MPI_BYTE, the type of nearly every small call (HDF5 moves bytes), is
+  // flattened once per process instead of once per call, and held without
+  // a reference count (an aliasing pointer with no owner), so that passing
+  // it along costs no atomic operation.
+  static const core::FlatType byte_flat = *core::flatten_cached(MPI_BYTE);
+  static const std::shared_ptr<const core::FlatType> byte_type(
+      std::shared_ptr<const core::FlatType>(), &byte_flat);
+  transfer.memory_type = datatype == MPI_BYTE ? byte_type : core::flatten_cached(datatype);
   const std::int64_t bytes = transfer.memory_type->size() * count;
   if (bytes % view->etype_size() != 0) {
     throw UsageError(ErrorCode::invalid_datatype,
@@ -324,21 +372,43 @@ File::Impl::Transfer File::Impl::prepare_transfer(bool writing, MPI_Offset offse
   return transfer;
 }
 
+std::int64_t File::Impl::transfer(bool writing, const Transfer& transfer,
+                                  const core::FileView& on_view) {
+  const io::WindowIoSettings& methods = collective_settings(writing)->window_io;
+  return writing ? io::write_independent(*backend, fd.get(), *mapping, on_view,
+                                         transfer.stream_position, transfer.memory, methods)
+                 : io::read_independent(*backend, fd.get(), *mapping, on_view,
+                                        transfer.stream_position, transfer.memory, methods);
+}
+
+std::size_t File::Impl::run_transfer(bool writing, MPI_Offset offset, const void* buffer,
+                                     MPI_Count count, MPI_Datatype datatype, bool advance_pointer) {
+  const Transfer prepared =
+      prepare_transfer(writing, offset, buffer, count, datatype, advance_pointer);
+  return static_cast<std::size_t>(transfer(writing, prepared, *view));
+}
+
 Future<std::size_t> File::Impl::start_transfer(bool writing, MPI_Offset offset, const void* buffer,
                                                MPI_Count count, MPI_Datatype datatype,
                                                bool advance_pointer) {
-  Transfer transfer = prepare_transfer(writing, offset, buffer, count, datatype, advance_pointer);
+  Transfer prepared = prepare_transfer(writing, offset, buffer, count, datatype, advance_pointer);
+  if (prepared.memory.bytes() <= kAtTheCallBytes) {
+    try {
+      return make_ready_future(static_cast<std::size_t>(transfer(writing, prepared, *view)));
+    } catch (...) {
+      return make_exception_future<std::size_t>(std::current_exception());
+    }
+  }
   auto promise = std::make_shared<Promise<std::size_t>>();
   Future<std::size_t> future = promise->get_future();
+  // Collective settings are parsed here, on the caller's thread, which
+  // alone may change the hints.
+  collective_settings(writing);
   begin_operation();
-  engine->submit([this, writing, transfer = std::move(transfer), promise, view = view]() {
+  // File I/O runs on the I/O thread, never on a oneTBB worker.
+  engine->io().post([this, writing, prepared = std::move(prepared), promise, view = view]() {
     try {
-      const std::int64_t moved =
-          writing ? io::write_to_view(*backend, fd.get(), *view, transfer.stream_position,
-                                      transfer.memory)
-                  : io::read_from_view(*backend, fd.get(), *view, transfer.stream_position,
-                                       transfer.memory);
-      promise->set_value(static_cast<std::size_t>(moved));
+      promise->set_value(static_cast<std::size_t>(transfer(writing, prepared, *view)));
     } catch (...) {
       promise->set_exception(std::current_exception());
     }
@@ -362,7 +432,8 @@ Future<std::size_t> File::Impl::start_collective(bool writing, MPI_Offset offset
   request.memory = transfer.memory;
   begin_operation();
   try {
-    return runtime::start_collective(*collective, std::move(request), [this] { end_operation(); });
+    return runtime::start_collective(collective_context(), std::move(request),
+                                     [this] { end_operation(); });
   } catch (...) {
     end_operation();
     throw;
@@ -432,24 +503,29 @@ std::size_t File::read_all(void* buffer, MPI_Count count, MPI_Datatype datatype)
 }
 
 std::vector<OperationStatistics> File::statistics() const {
-  return impl().collective->statistics();
+  const Impl& file = impl();
+  return file.collective ? file.collective->statistics() : std::vector<OperationStatistics>{};
 }
 
+// The blocking independent forms run on the caller's thread: no hand-off,
+// no future.
 std::size_t File::write_at(MPI_Offset offset, const void* buffer, MPI_Count count,
                            MPI_Datatype datatype) {
-  return iwrite_at(offset, buffer, count, datatype).get();
+  return impl().run_transfer(true, offset, buffer, count, datatype);
 }
 
 std::size_t File::read_at(MPI_Offset offset, void* buffer, MPI_Count count, MPI_Datatype datatype) {
-  return iread_at(offset, buffer, count, datatype).get();
+  return impl().run_transfer(false, offset, buffer, count, datatype);
 }
 
 std::size_t File::write(const void* buffer, MPI_Count count, MPI_Datatype datatype) {
-  return iwrite(buffer, count, datatype).get();
+  Impl& file = impl();
+  return file.run_transfer(true, file.pointer, buffer, count, datatype, true);
 }
 
 std::size_t File::read(void* buffer, MPI_Count count, MPI_Datatype datatype) {
-  return iread(buffer, count, datatype).get();
+  Impl& file = impl();
+  return file.run_transfer(false, file.pointer, buffer, count, datatype, true);
 }
 
 void File::seek(MPI_Offset offset, Whence whence) {
@@ -503,6 +579,7 @@ void File::set_size(MPI_Offset bytes) {
   Impl& file = impl();
   check_size_argument(bytes, file.mode, "set_size");
   file.wait_idle();
+  file.mapping->forget();
   check_mpi(MPI_Barrier(file.comm), "MPI_Barrier");
   runtime::run_collectively(file.comm, "set_size", [&] {
     if (file.rank == 0) file.fd.truncate(bytes);

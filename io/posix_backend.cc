@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <string>
 #include <vector>
@@ -23,37 +24,62 @@ enum class Direction { read, write };
   throw_errno(system_errno, what);
 }
 
+// The bytes one call moved, or 0 at end of file (reads) and -1 when a
+// signal interrupted it (to be repeated). Throws IoError for a failure.
+ssize_t moved_by(ssize_t moved, Direction direction, bool vectored, int fd, off_t offset,
+                 std::size_t remaining) {
+  if (moved < 0) {
+    const int system_errno = errno;  // read before anything else can change it
+    if (system_errno == EINTR) return -1;
+    throw_transfer_error(system_errno, direction, vectored, fd, offset, remaining);
+  }
+  if (moved == 0 && direction == Direction::write) {
+    // A write of a non-empty range that moves nothing would loop forever;
+    // the kernel does not do this for files, so treat it as a device error.
+    throw_transfer_error(EIO, direction, vectored, fd, offset, remaining);
+  }
+  return moved;
+}
+
+// Moves a request of one iovec (every small call) without a cursor.
+std::size_t transfer_one(int fd, const IoRequest& request, Direction direction) {
+  char* const data = static_cast<char*>(request.memory[0].iov_base);
+  const std::size_t length = request.memory[0].iov_len;
+  const std::size_t most =
+      direction == Direction::write ? max_write_bytes_per_call : max_bytes_per_call;
+  std::size_t done = 0;
+  while (done < length) {
+    const off_t offset = static_cast<off_t>(request.file_offset) + static_cast<off_t>(done);
+    const std::size_t bytes = std::min(length - done, most);
+    const ssize_t moved =
+        moved_by(direction == Direction::write ? ::pwrite(fd, data + done, bytes, offset)
+                                               : ::pread(fd, data + done, bytes, offset),
+                 direction, false, fd, offset, length - done);
+    if (moved == 0) break;  // end of file
+    if (moved > 0) done += static_cast<std::size_t>(moved);
+  }
+  return done;
+}
+
 // Moves one request; returns the bytes moved, which is less than
 // request.bytes only for a read that reached end of file.
 std::size_t transfer(int fd, const IoRequest& request, Direction direction,
                      std::vector<iovec>& scratch) {
+  if (request.memory.size() == 1) return transfer_one(fd, request, direction);
   IovecCursor cursor(request.memory);
   std::size_t done = 0;
   while (cursor.remaining() > 0) {
-    const std::span<const iovec> piece = cursor.window(scratch);
+    const std::span<const iovec> piece = cursor.window(
+        scratch, max_iovecs_per_call,
+        direction == Direction::write ? max_write_bytes_per_call : max_bytes_per_call);
     const off_t offset = static_cast<off_t>(request.file_offset) + static_cast<off_t>(done);
-    ssize_t moved;
-    if (piece.size() == 1) {
-      moved = direction == Direction::write
-                  ? ::pwrite(fd, piece[0].iov_base, piece[0].iov_len, offset)
-                  : ::pread(fd, piece[0].iov_base, piece[0].iov_len, offset);
-    } else {
-      const int count = static_cast<int>(piece.size());
-      moved = direction == Direction::write ? ::pwritev(fd, piece.data(), count, offset)
-                                            : ::preadv(fd, piece.data(), count, offset);
-    }
-    if (moved < 0) {
-      const int system_errno = errno;  // read before anything else can change it
-      if (system_errno == EINTR) continue;
-      throw_transfer_error(system_errno, direction, piece.size() > 1, fd, offset,
-                           cursor.remaining());
-    }
-    if (moved == 0) {
-      if (direction == Direction::read) break;  // end of file
-      // A write of a non-empty range that moves nothing would loop forever;
-      // the kernel does not do this for files, so treat it as a device error.
-      throw_transfer_error(EIO, direction, piece.size() > 1, fd, offset, cursor.remaining());
-    }
+    const int count = static_cast<int>(piece.size());
+    const ssize_t moved =
+        moved_by(direction == Direction::write ? ::pwritev(fd, piece.data(), count, offset)
+                                               : ::preadv(fd, piece.data(), count, offset),
+                 direction, true, fd, offset, cursor.remaining());
+    if (moved == 0) break;  // end of file
+    if (moved < 0) continue;
     cursor.advance(static_cast<std::size_t>(moved));
     done += static_cast<std::size_t>(moved);
   }

@@ -173,7 +173,9 @@ class RingTransfer {
   void prepare(std::size_t slot_index) {
     Slot& slot = slots_[slot_index];
     const IoRequest& request = requests_[slot.request];
-    const std::span<const iovec> window = slot.cursor.window(slot.scratch);
+    const std::span<const iovec> window = slot.cursor.window(
+        slot.scratch, max_iovecs_per_call,
+        direction_ == Direction::write ? max_write_bytes_per_call : max_bytes_per_call);
     // At most ring_depth operations are outstanding and each holds at most
     // one SQ entry, so the SQ cannot be full here.
     io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
@@ -264,7 +266,9 @@ class RingTransfer {
     slot.done += static_cast<std::size_t>(result);
     if (slot.cursor.remaining() == 0) return finish(slot_index);
     if (failed()) return release(slot_index);
-    prepare(slot_index);  // a short transfer: continue with the remainder
+    // A short transfer, or a write longer than max_write_bytes_per_call:
+    // continue with the remainder.
+    prepare(slot_index);
   }
 
   void finish(std::size_t slot_index) {

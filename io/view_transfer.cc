@@ -90,10 +90,33 @@ class RequestBatcher {
   std::vector<IoRequest> requests_;
 };
 
+// The one request of an access that is contiguous in memory and in a
+// contiguous view (the default view), or nothing. It needs no cursor and
+// no allocation: the common small call is one system call.
+struct SingleRequest {
+  iovec memory;
+  IoRequest request;
+};
+
+bool single_request(const core::FileView& view, std::int64_t stream_position,
+                    const core::MemoryLayout& memory, SingleRequest& out) {
+  if (!view.is_contiguous() || !memory.contiguous()) return false;
+  const auto bytes = static_cast<std::size_t>(memory.bytes());
+  out.memory = iovec{reinterpret_cast<void*>(memory.address_of(0)), bytes};
+  out.request = IoRequest{view.displacement() + stream_position,
+                          std::span<const iovec>(&out.memory, 1), bytes};
+  return true;
+}
+
 }  // namespace
 
 std::int64_t write_to_view(StorageBackend& backend, int fd, const core::FileView& view,
                            std::int64_t stream_position, const core::MemoryLayout& memory) {
+  if (memory.bytes() == 0) return 0;
+  if (SingleRequest single; single_request(view, stream_position, memory, single)) {
+    backend.write(fd, std::span<const IoRequest>(&single.request, 1));
+    return memory.bytes();
+  }
   RequestBatcher batcher(view, stream_position, memory);
   while (!batcher.done()) backend.write(fd, batcher.next());
   return memory.bytes();
@@ -101,6 +124,13 @@ std::int64_t write_to_view(StorageBackend& backend, int fd, const core::FileView
 
 std::int64_t read_from_view(StorageBackend& backend, int fd, const core::FileView& view,
                             std::int64_t stream_position, const core::MemoryLayout& memory) {
+  if (memory.bytes() == 0) return 0;
+  if (SingleRequest single; single_request(view, stream_position, memory, single)) {
+    std::size_t got = 0;
+    backend.read(fd, std::span<const IoRequest>(&single.request, 1),
+                 std::span<std::size_t>(&got, 1));
+    return static_cast<std::int64_t>(got);
+  }
   RequestBatcher batcher(view, stream_position, memory);
   std::int64_t total = 0;
   std::vector<std::size_t> bytes_read;

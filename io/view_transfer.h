@@ -1,8 +1,10 @@
-// Independent noncontiguous transfers between a typed memory buffer and a
-// file view: the naive method. Every contiguous file piece becomes one
-// request (its memory side an iovec list), submitted in large batches, so a
-// write touches exactly the bytes of its pieces and nothing else: no
-// read-modify-write, hence safe without locks.
+// Transfers between a typed memory buffer and a file view by the naive
+// method: every contiguous file piece becomes one request (its memory side
+// an iovec list), submitted in large batches, so a write touches exactly
+// the bytes of its pieces and nothing else: no read-modify-write, hence
+// safe without locks. An access contiguous in memory through a contiguous
+// view is one request, made without allocating. (Independent accesses
+// choose among more methods: independent_transfer.h.)
 #pragma once
 
 #include <cstdint>

@@ -27,17 +27,64 @@ void require_thread_multiple() {
   }
 }
 
+namespace {
+
+// The process's reference to its engine, and the one to hand out while it
+// lives. Never destroyed (the engine is let go at MPI_Finalize, not at
+// static destruction, when MPI may be gone).
+struct ProcessEngine {
+  std::mutex mutex;
+  std::shared_ptr<Engine> kept;
+  std::weak_ptr<Engine> current;
+  bool finalize_hook = false;
+};
+
+ProcessEngine& process_engine() {
+  static auto* instance = new ProcessEngine();
+  return *instance;
+}
+
+// MPI runs the delete callbacks of MPI_COMM_SELF's attributes first thing
+// in MPI_Finalize, while MPI still works: the engine's threads (idle by
+// then, as every operation has completed) stop there.
+int release_at_finalize(MPI_Comm, int, void*, void*) {
+  Engine::release();
+  return MPI_SUCCESS;
+}
+
+}  // namespace
+
 std::shared_ptr<Engine> Engine::acquire() {
   require_thread_multiple();
-  static std::mutex mutex;
-  static std::weak_ptr<Engine> current;
-  std::lock_guard lock(mutex);
-  std::shared_ptr<Engine> engine = current.lock();
+  ProcessEngine& process = process_engine();
+  std::lock_guard lock(process.mutex);
+  std::shared_ptr<Engine> engine = process.current.lock();
   if (!engine) {
     engine = std::shared_ptr<Engine>(new Engine());
-    current = engine;
+    process.current = engine;
+  }
+  if (!process.kept) {
+    if (!process.finalize_hook) {
+      int keyval = MPI_KEYVAL_INVALID;
+      check_mpi(
+          MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, release_at_finalize, &keyval, nullptr),
+          "MPI_Comm_create_keyval");
+      check_mpi(MPI_Comm_set_attr(MPI_COMM_SELF, keyval, nullptr), "MPI_Comm_set_attr");
+      process.finalize_hook = true;
+    }
+    process.kept = engine;
   }
   return engine;
+}
+
+void Engine::release() {
+  std::shared_ptr<Engine> letting_go;
+  {
+    ProcessEngine& process = process_engine();
+    std::lock_guard lock(process.mutex);
+    letting_go = std::move(process.kept);
+  }
+  // Destroyed here, outside the lock, if no file holds it.
 }
 
 Engine::Engine() : arena_(tbb::task_arena::automatic) {}

@@ -1,10 +1,13 @@
 // Engine: the worker threads that run flowio operations in the background.
 //
-// One Engine serves all files of a process; every open file holds a
-// reference, so the threads start with the first open and stop when the
-// last file closes (never at static destruction, after MPI_Finalize).
-// Workers are oneTBB threads: they sleep when there is no work. The
-// progress thread (progress.h) lives as long as the engine.
+// One Engine serves all files of a process. It starts with the first open
+// and lives until MPI_Finalize (an attribute of MPI_COMM_SELF, whose delete
+// callback MPI runs at the start of MPI_Finalize, lets go of it), or until
+// the last file that still holds it is closed after that: opening and
+// closing files costs no thread start or stop. Its threads never outlive
+// the process's static destruction. Workers are oneTBB threads: they sleep
+// when there is no work. The progress thread (progress.h) and the I/O
+// thread (io_service.h) live as long as the engine and sleep when idle.
 #pragma once
 
 #include <oneapi/tbb/task_arena.h>
@@ -27,6 +30,11 @@ class Engine {
   // unless MPI is initialized with MPI_THREAD_MULTIPLE, which flowio needs
   // because its threads call MPI and MPICH is thread-safe only at that level.
   static std::shared_ptr<Engine> acquire();
+  // Lets go of the process's own reference (what MPI_Finalize does through
+  // the MPI_COMM_SELF attribute): the engine stops once no file holds it.
+  // The MPI-IO layer calls it before MPI_Finalize, after closing the files
+  // the program left open. acquire() afterwards starts a new engine.
+  static void release();
 
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;

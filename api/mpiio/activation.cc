@@ -67,15 +67,25 @@ void note_initialized(int asked, int provided) {
 
 int program_thread_level() { return reported_level.load(); }
 
+// Counting costs an atomic read-modify-write on a shared line in every
+// call; only a report needs it.
+bool reporting() {
+  static const bool wanted = [] {
+    const char* setting = std::getenv("FLOWIO_MPIIO_REPORT");
+    return setting != nullptr && std::strcmp(setting, "1") == 0;
+  }();
+  return wanted;
+}
+
 bool forwarding() {
   const bool forward = current_route() == Route::forward;
-  (forward ? forwarded_calls : served_calls).fetch_add(1, std::memory_order_relaxed);
+  if (reporting())
+    (forward ? forwarded_calls : served_calls).fetch_add(1, std::memory_order_relaxed);
   return forward;
 }
 
 void report_at_finalize(long kept_datatypes) {
-  const char* setting = std::getenv("FLOWIO_MPIIO_REPORT");
-  if (setting == nullptr || std::strcmp(setting, "1") != 0) return;
+  if (!reporting()) return;
   std::fprintf(stderr, "flowio-mpiio: served %ld file calls, forwarded %ld, datatypes kept %ld\n",
                served_calls.load(), forwarded_calls.load(), kept_datatypes);
 }

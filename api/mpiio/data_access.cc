@@ -116,8 +116,16 @@ std::size_t run_to_completion(LayerFile& file, const DataCall& call) {
   }
   const bool reading_at_pointer = !call.writing && where.position == Position::individual_pointer;
   const MPI_Offset before = reading_at_pointer ? flowio_file.position() : 0;
-  const std::size_t moved =
-      start_on_file(flowio_file, call, where.position, where.offset, false).get();
+  // The blocking independent forms run on this thread, without a future.
+  std::size_t moved = 0;
+  if (where.position == Position::individual_pointer) {
+    moved = call.writing ? flowio_file.write(call.buffer, call.count, call.datatype)
+                         : flowio_file.read(read_buffer, call.count, call.datatype);
+  } else {
+    moved = call.writing
+                ? flowio_file.write_at(where.offset, call.buffer, call.count, call.datatype)
+                : flowio_file.read_at(where.offset, read_buffer, call.count, call.datatype);
+  }
   // A blocking read that ends early at end of file leaves the pointer after
   // what it read, as ROMIO does (flowio moves it by the amount asked, at
   // the call, which nonblocking reads need).

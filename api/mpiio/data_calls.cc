@@ -30,11 +30,13 @@ DataCall at_pointer(bool writing, bool collective, Position position, const void
   return {writing, collective, position, 0, buffer, count, datatype};
 }
 
-// The status is filled before anything can fail, so a caller never reads
-// the garbage it passed in.
+// The status is filled on failure too, so a caller never reads the
+// garbage it passed in.
 int blocking(MPI_File handle, const DataCall& call, MPI_Status* status) {
-  fill_status(status, 0);
-  return serve(handle, [&](LayerFile& file) { fill_status(status, run_to_completion(file, call)); });
+  std::size_t moved = 0;
+  const int code = serve(handle, [&](LayerFile& file) { moved = run_to_completion(file, call); });
+  fill_status(status, moved);
+  return code;
 }
 
 int nonblocking(MPI_File handle, const DataCall& call, MPI_Request* request) {

@@ -15,6 +15,7 @@
 #include "api/mpiio/errors.h"
 #include "api/mpiio/info_hints.h"
 #include "api/mpiio/layer_file.h"
+#include "api/mpiio/requests.h"
 #include "api/mpiio/serve.h"
 #include "flowio/error.h"
 #include "flowio/file.h"
@@ -67,7 +68,7 @@ int open_file(MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI
                             hints_from_info(info));
     file->amode = amode;
     file->errhandler = default_handler();
-    file->shared = std::make_unique<SharedPointer>(file->file.communicator());
+    file->shared = std::make_unique<SharedPointer>(comm, file->file.communicator());
     *handle = register_file(std::move(file));
     return MPI_SUCCESS;
   } catch (...) {
@@ -86,12 +87,15 @@ int close_file(MPI_File* handle) {
   int code = MPI_SUCCESS;
   try {
     if (file->split) file->split->done.wait();
-    file->shared.reset();
     file->atomic_lock.reset();
     file->file.close();
   } catch (...) {
     code = error_code_of(std::current_exception());
   }
+  // After the close's agreement, when no process uses the pointer any more
+  // (its slot is reset for the next file).
+  file->shared.reset();
+  complete_requests(*handle);
   const MPI_File closed = *handle;
   unregister_file(closed);
   *handle = MPI_FILE_NULL;
@@ -162,15 +166,24 @@ void set_view(LayerFile& file, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype
   } catch (const UsageError&) {
     bad_arguments = std::current_exception();
   }
-  const int mine = bad_arguments ? 1 : 0;
-  int anyone = 0;
-  check_mpi(MPI_Allreduce(&mine, &anyone, 1, MPI_INT, MPI_MAX, file.file.communicator()),
+  // Whether any process passed bad arguments, and whether any moved the
+  // shared pointer since it was last 0.
+  const int mine[2] = {bad_arguments ? 1 : 0, file.shared->moved() ? 1 : 0};
+  int anyone[2] = {0, 0};
+  check_mpi(MPI_Allreduce(mine, anyone, 2, MPI_INT, MPI_MAX, file.file.communicator()),
             "MPI_Allreduce");
   if (bad_arguments) std::rethrow_exception(bad_arguments);
-  if (anyone != 0) {
+  if (anyone[0] != 0) {
     throw UsageError(ErrorCode::invalid_argument,
                      "MPI_File_set_view: another process passed an invalid view");
   }
+  // MPI resets the shared file pointer along with the individual one, here
+  // only where it moved (HDF5 sets views twice per collective call and never
+  // uses it). The allreduce above (every process has arrived, so its
+  // earlier updates are done) and the agreement inside flowio's set_view
+  // (rank 0 has reset it before any process leaves) order the reset without
+  // barriers of its own.
+  if (anyone[1] != 0) file.shared->set_between_collectives(0);
   try {
     file.file.set_view(disp, etype, filetype, hints_from_info(info));
   } catch (const UsageError& error) {
@@ -178,8 +191,6 @@ void set_view(LayerFile& file, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype
     throw IoError(ErrorCode::io, error.what(), 0);
   }
   file.remember_view(disp, etype, filetype, datarep);
-  // MPI resets the shared file pointer along with the individual one.
-  file.shared->set(0);
 }
 
 void seek_shared(LayerFile& file, MPI_Offset offset, int whence) {

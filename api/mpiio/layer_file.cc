@@ -1,6 +1,7 @@
 #include "api/mpiio/layer_file.h"
 
 #include <atomic>
+#include <cstdint>
 #include <mutex>
 #include <unordered_map>
 
@@ -46,6 +47,21 @@ Table& table() {
   return *instance;
 }
 
+// Every data call looks its handle up; a thread's last lookup is kept and
+// reused while the table has not changed since (a version counter bumped
+// under the table's lock at every change), so the common case takes no
+// lock. Acquire on the load pairs with the release of the bump: a thread
+// that sees the old version saw the table as it was at its lookup.
+std::atomic<std::uint64_t> table_version{0};
+struct LastLookup {
+  MPI_File handle = MPI_FILE_NULL;
+  LayerFile* file = nullptr;
+  std::uint64_t version = ~std::uint64_t{0};
+};
+thread_local LastLookup last_lookup;
+
+void table_changed() { table_version.fetch_add(1, std::memory_order_release); }
+
 }  // namespace
 
 LayerFile::~LayerFile() {
@@ -90,15 +106,23 @@ MPI_File register_file(std::unique_ptr<LayerFile> file) {
   files.by_fortran_handle[slot] = raw;
   raw->fortran_handle = static_cast<int>(slot) + 1;
   files.files.emplace(raw, std::move(file));
+  table_changed();
   return reinterpret_cast<MPI_File>(raw);
 }
 
 LayerFile* find_file(MPI_File handle) {
   if (handle == MPI_FILE_NULL) return nullptr;
+  LastLookup& last = last_lookup;
+  if (last.handle == handle && last.version == table_version.load(std::memory_order_acquire)) {
+    return last.file;
+  }
   Table& files = table();
   std::lock_guard lock(files.mutex);
   const auto found = files.files.find(reinterpret_cast<const LayerFile*>(handle));
-  return found == files.files.end() ? nullptr : found->second.get();
+  LayerFile* file = found == files.files.end() ? nullptr : found->second.get();
+  // Read under the lock: no change can slip between the lookup and it.
+  last = LastLookup{handle, file, table_version.load(std::memory_order_relaxed)};
+  return file;
 }
 
 std::unique_ptr<LayerFile> unregister_file(MPI_File handle) {
@@ -109,6 +133,7 @@ std::unique_ptr<LayerFile> unregister_file(MPI_File handle) {
   std::unique_ptr<LayerFile> file = std::move(found->second);
   files.files.erase(found);
   files.by_fortran_handle[static_cast<std::size_t>(file->fortran_handle) - 1] = nullptr;
+  table_changed();
   return file;
 }
 
@@ -124,6 +149,7 @@ std::vector<std::unique_ptr<LayerFile>> unregister_all_files() {
     files.files.erase(slot);
     slot = nullptr;
   }
+  table_changed();
   return open;
 }
 

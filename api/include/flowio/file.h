@@ -95,7 +95,17 @@ class File {
   Future<std::size_t> iwrite(const void* buffer, MPI_Count count, MPI_Datatype datatype);
   Future<std::size_t> iread(void* buffer, MPI_Count count, MPI_Datatype datatype);
 
-  // Blocking forms: the nonblocking call plus get().
+  //
+  // A nonblocking access of at most 64 KiB is carried out at the call (its
+  // Future is ready when the call returns): handing it to a thread would
+  // cost more than the access. Larger ones run on flowio's I/O thread.
+  // Noncontiguous accesses are served per batch of pieces by one request,
+  // stores through a shared mapping of the file, data sieving (reads) or
+  // one request per piece (see README, "Independent I/O"); a write never
+  // changes bytes outside its pieces.
+
+  // Blocking forms: the same result as the nonblocking call plus get(),
+  // carried out on the calling thread.
   std::size_t write_at(MPI_Offset offset, const void* buffer, MPI_Count count,
                        MPI_Datatype datatype);
   std::size_t read_at(MPI_Offset offset, void* buffer, MPI_Count count, MPI_Datatype datatype);

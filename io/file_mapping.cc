@@ -1,0 +1,210 @@
+#include "io/file_mapping.h"
+
+#include <fcntl.h>
+#include <linux/magic.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include "flowio/error.h"
+#include "io/bus_guard.h"
+
+namespace flowio::io {
+namespace {
+
+// Mappings start and end on these boundaries, so that neighbouring calls
+// find the range they need mapped already.
+constexpr std::int64_t kMappingGrain = std::int64_t{2} << 20;
+// A new range near the kept mapping extends it rather than replacing it
+// (alternating accesses to two nearby places stay mapped), as long as the
+// whole stays below this: a mapping's page tables cost memory (2 MiB per
+// GiB touched) and unmapping it costs time in proportion.
+constexpr std::int64_t kLargestExtended = std::int64_t{1} << 30;
+
+// File systems on which all writers of a file share one page cache (see
+// the header). XFS and F2FS have no constant in <linux/magic.h>.
+constexpr long kXfsMagic = 0x58465342;
+constexpr long kF2fsMagic = 0xF2F52010;
+
+bool shares_one_page_cache(long type) {
+  switch (type) {
+    case EXT4_SUPER_MAGIC:  // also ext2 and ext3
+    case BTRFS_SUPER_MAGIC:
+    case TMPFS_MAGIC:
+    case OVERLAYFS_SUPER_MAGIC:
+    case kXfsMagic:
+    case kF2fsMagic:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// memcpy of a length known only at run time is a library call; the
+// typical piece of a noncontiguous access is a few bytes (8-byte regions),
+// where that call costs more than the copy. Pieces of 8 to 16 bytes are
+// copied as two overlapping 8-byte words.
+inline void copy_piece(char* to, const char* from, std::int64_t length) {
+  if (length >= 8 && length <= 16) {
+    std::uint64_t head = 0, tail = 0;
+    std::memcpy(&head, from, 8);
+    std::memcpy(&tail, from + length - 8, 8);
+    std::memcpy(to, &head, 8);
+    std::memcpy(to + length - 8, &tail, 8);
+    return;
+  }
+  std::memcpy(to, from, static_cast<std::size_t>(length));
+}
+
+// How many pieces ahead a copy asks for the cache line it will touch.
+constexpr std::size_t kPrefetchAhead = 16;
+
+struct Copy {
+  std::span<const WindowPiece> pieces;
+  char* base;
+  std::int64_t base_offset;
+};
+
+[[noreturn]] void throw_bus_error(const char* what) {
+  throw IoError(ErrorCode::io,
+                std::string(what) + " through a mapping of the file: a page could not be " +
+                    "brought in (SIGBUS: a device error, or the file was truncated meanwhile)",
+                EIO);
+}
+
+}  // namespace
+
+bool coherent_for_mapped_stores(int fd) {
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || (flags & O_DIRECT) != 0 || (flags & O_ACCMODE) != O_RDWR) return false;
+  struct stat info {};
+  if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) return false;
+  struct statfs system {};
+  return ::fstatfs(fd, &system) == 0 && shares_one_page_cache(static_cast<long>(system.f_type));
+}
+
+FileMapping::~FileMapping() { unmap(); }
+
+void FileMapping::unmap() {
+  if (base_ != nullptr) ::munmap(base_, length_);
+  base_ = nullptr;
+  length_ = 0;
+}
+
+void FileMapping::forget() {
+  std::lock_guard lock(mutex_);
+  unmap();
+}
+
+bool FileMapping::cover(std::int64_t begin, std::int64_t end, int protection) {
+  const std::int64_t mapped_end = base_offset_ + static_cast<std::int64_t>(length_);
+  if (base_ != nullptr && (protection_ & protection) == protection && base_offset_ <= begin &&
+      end <= mapped_end) {
+    return true;
+  }
+  std::int64_t from = begin / kMappingGrain * kMappingGrain;
+  std::int64_t to = (end + kMappingGrain - 1) / kMappingGrain * kMappingGrain;
+  if (base_ != nullptr && (protection_ & protection) == protection &&
+      std::max(to, mapped_end) - std::min(from, base_offset_) <= kLargestExtended) {
+    from = std::min(from, base_offset_);
+    to = std::max(to, mapped_end);
+  }
+  unmap();
+  // Pages past end of file may be mapped; only touching them faults, and
+  // callers touch only bytes inside the file.
+  void* address =
+      ::mmap(nullptr, static_cast<std::size_t>(to - from), protection, MAP_SHARED, fd_, from);
+  if (address == MAP_FAILED) return false;
+  base_ = static_cast<char*>(address);
+  base_offset_ = from;
+  length_ = static_cast<std::size_t>(to - from);
+  protection_ = protection;
+  return true;
+}
+
+bool FileMapping::store(std::span<const WindowPiece> pieces) {
+  if (pieces.empty()) return true;
+  std::lock_guard lock(mutex_);
+  if (!coherent_) coherent_ = coherent_for_mapped_stores(fd_);
+  if (!*coherent_) return false;
+  const std::int64_t begin = pieces.front().offset;
+  const std::int64_t end = pieces.back().offset + pieces.back().length;
+  // Mode 0 gives blocks to whatever the range has not got on disk (holes,
+  // the part past end of file) and extends the file to `end`, never
+  // shrinking it, so concurrent writers extending it cannot cut each other.
+  if (::fallocate(fd_, 0, begin, end - begin) != 0) return false;
+  if (!cover(begin, end, PROT_READ | PROT_WRITE)) return false;
+  Copy copy{pieces, base_, base_offset_};
+  const bool stored = copy_catching_bus_errors(
+      [](void* context) {
+        const Copy& c = *static_cast<const Copy*>(context);
+        for (std::size_t i = 0; i < c.pieces.size(); ++i) {
+          if (i + kPrefetchAhead < c.pieces.size()) {
+            __builtin_prefetch(c.base + (c.pieces[i + kPrefetchAhead].offset - c.base_offset), 1);
+          }
+          const WindowPiece& piece = c.pieces[i];
+          copy_piece(c.base + (piece.offset - c.base_offset), piece.data, piece.length);
+        }
+      },
+      &copy);
+  if (!stored) throw_bus_error("storing data");
+  return true;
+}
+
+std::optional<std::int64_t> FileMapping::load(std::span<const WindowPiece> pieces) {
+  if (pieces.empty()) return 0;
+  std::lock_guard lock(mutex_);
+  const int flags = ::fcntl(fd_, F_GETFL);
+  if (flags < 0 || (flags & O_DIRECT) != 0 || (flags & O_ACCMODE) == O_WRONLY) return std::nullopt;
+  struct stat info {};
+  if (::fstat(fd_, &info) != 0 || !S_ISREG(info.st_mode)) return std::nullopt;
+  const std::int64_t size = info.st_size;
+  // The pieces before end of file: a prefix, as they are sorted.
+  const std::size_t inside =
+      pieces.back().offset < size
+          ? pieces.size()
+          : static_cast<std::size_t>(
+                std::partition_point(pieces.begin(), pieces.end(),
+                                     [size](const WindowPiece& p) { return p.offset < size; }) -
+                pieces.begin());
+  if (inside == 0) return 0;
+  const std::int64_t begin = pieces.front().offset;
+  const std::int64_t end = std::min(pieces[inside - 1].offset + pieces[inside - 1].length, size);
+  const int protection = (flags & O_ACCMODE) == O_RDWR ? PROT_READ | PROT_WRITE : PROT_READ;
+  if (!cover(begin, end, protection)) return std::nullopt;
+  struct Load {
+    Copy copy;
+    std::int64_t end;
+  } load{{pieces.first(inside), base_, base_offset_}, end};
+  const bool copied = copy_catching_bus_errors(
+      [](void* context) {
+        const Load& l = *static_cast<const Load*>(context);
+        const std::span<const WindowPiece> pieces = l.copy.pieces;
+        for (std::size_t i = 0; i < pieces.size(); ++i) {
+          // Small pieces far apart miss the cache one line each; asking for
+          // a later piece's line now overlaps the misses.
+          if (i + kPrefetchAhead < pieces.size()) {
+            __builtin_prefetch(l.copy.base +
+                               (pieces[i + kPrefetchAhead].offset - l.copy.base_offset));
+          }
+          const WindowPiece& piece = pieces[i];
+          const std::int64_t valid = std::min(piece.length, l.end - piece.offset);
+          copy_piece(piece.data, l.copy.base + (piece.offset - l.copy.base_offset), valid);
+        }
+      },
+      &load);
+  if (!copied) throw_bus_error("loading data");
+  std::int64_t before_end = 0;
+  for (const WindowPiece& piece : pieces.first(inside)) {
+    before_end += std::min(piece.length, end - piece.offset);
+  }
+  return before_end;
+}
+
+}  // namespace flowio::io

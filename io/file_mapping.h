@@ -1,0 +1,100 @@
+// FileMapping: a shared mapping of part of one open file, kept from call
+// to call, through which independent noncontiguous accesses store and load
+// their pieces directly in the page cache.
+//
+// Why a mapping: a store through a shared mapping changes exactly the bytes
+// stored. Data sieving by read-modify-write would write back the bytes
+// between the pieces as they were when read, undoing what another process
+// wrote there meanwhile; a store cannot. So independent writes of small
+// pieces close together (an 8-byte region every 136 bytes) cost a copy of
+// their data plus the page faults, instead of one system call per piece,
+// and need no lock.
+//
+// Where it is safe: wherever every process writing the file sees one
+// coherent copy of each page, which is the case on a local file system
+// (one page cache per node: ext2/3/4, xfs, btrfs, tmpfs, f2fs, overlayfs
+// over them), and which is what coherent_for_mapped_stores() checks.
+// Not on NFS: its client writes back whole dirty pages of a mapping, so a
+// store on one node can overwrite bytes another node wrote in the same
+// page. Cluster file systems that keep mapped pages coherent through their
+// lock managers (Lustre, GPFS) would qualify but are not enabled, as
+// nothing here could test them. Elsewhere independent writes stay one
+// request per piece, until byte-range locks (issue 12) allow
+// read-modify-write under a lock.
+//
+// Kept mapping: mapping and unmapping cost system calls and a TLB
+// shootdown, and a fresh mapping faults in every page again, so the last
+// mapping is kept (until a call needs a range outside it, or forget()).
+// Successive calls on the same part of the file (time steps, the repeated
+// small accesses of HDF5) then cost their copies only.
+//
+// Errors: the range stored into is first given blocks with fallocate
+// (which also extends the file to the end of the pieces, never shrinks
+// it), so that a store never needs space the file system cannot give;
+// where fallocate fails nothing is stored. A page that cannot be brought
+// in (a device error, or the file truncated meanwhile by someone else)
+// raises SIGBUS in the copy, which is caught (bus_guard.h) and thrown as
+// IoError(io, EIO); some pieces may be stored by then.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <span>
+
+#include "io/window_piece.h"
+
+namespace flowio::io {
+
+// True when `fd` is a regular file on a file system where stores through
+// shared mappings of several processes never lose each other's bytes (see
+// above), and the descriptor allows a shared writable mapping: open for
+// reading and writing, without O_DIRECT. Files opened write-only fail the
+// second test: they need a read-write descriptor for this method.
+bool coherent_for_mapped_stores(int fd);
+
+// Thread safety: every method may be called from several threads at once
+// (they take turns on a mutex). The descriptor is borrowed; forget() (or
+// destruction) must happen before it is closed.
+class FileMapping {
+ public:
+  explicit FileMapping(int fd) noexcept : fd_(fd) {}
+  ~FileMapping();
+  FileMapping(const FileMapping&) = delete;
+  FileMapping& operator=(const FileMapping&) = delete;
+
+  // Stores every piece (sorted by offset, not overlapping) into the file
+  // through the mapping, extending the file to the end of the last piece
+  // if it is shorter. Returns false, having changed nothing, when the file
+  // cannot be mapped for writing or fallocate refuses the range. Throws
+  // IoError(EIO) when a page cannot be brought in.
+  bool store(std::span<const WindowPiece> pieces);
+
+  // Copies every piece before end of file out of the mapping and leaves
+  // the memory of bytes past end of file untouched. Returns the data bytes
+  // that lay before end of file, or nothing (having read nothing) when the
+  // file cannot be mapped. Throws IoError(EIO) when a page cannot be
+  // brought in.
+  std::optional<std::int64_t> load(std::span<const WindowPiece> pieces);
+
+  // Drops the kept mapping (for example after the file was truncated).
+  void forget();
+
+ private:
+  // Makes the kept mapping cover [begin, end) with `protection`; false
+  // when mmap refuses.
+  bool cover(std::int64_t begin, std::int64_t end, int protection);
+  void unmap();
+
+  std::mutex mutex_;
+  int fd_;
+  // coherent_for_mapped_stores(fd_), asked at the first store.
+  std::optional<bool> coherent_;
+  char* base_ = nullptr;
+  std::int64_t base_offset_ = 0;
+  std::size_t length_ = 0;
+  int protection_ = 0;
+};
+
+}  // namespace flowio::io

@@ -1,0 +1,53 @@
+// Independent transfers between a typed memory buffer and a file view,
+// with the I/O method chosen per batch of pieces (at most 65536 pieces
+// whose extent is at most 16 MiB):
+//
+//   one request  the batch covers its extent (memory pieces as iovecs,
+//                or staged when they are small): always;
+//   mapped       the pieces stored into or loaded from a kept shared
+//                mapping of the file (file_mapping.h), for pieces closer
+//                than settings.mapped_threshold on average;
+//   sieve        reads only: the extent read into a staging buffer and the
+//                pieces copied out, for pieces closer than
+//                settings.sieve_threshold on average;
+//   vectored     one request per run of touching pieces, batched.
+//
+// Writes are never sieved by read-modify-write: it would write back the
+// bytes between the pieces as they were read, losing what another process
+// wrote there meanwhile, and independent writers of interleaved bytes are
+// legal MPI. Mapped stores change only the bytes stored, so writes use
+// them where the file system keeps one page cache for all writers and the
+// descriptor is open read-write (coherent_for_mapped_stores); elsewhere,
+// and for pieces far apart, writes are vectored. Read-modify-write under a
+// byte-range lock would serve the other file systems once flowio has such
+// locks (issue 12).
+//
+// Reads stop at end of file: memory for bytes past it is left untouched.
+#pragma once
+
+#include <cstdint>
+
+#include "io/file_mapping.h"
+#include "io/storage_backend.h"
+#include "io/window_io.h"
+#include "runtime/core/file_view.h"
+#include "runtime/core/memory_layout.h"
+
+namespace flowio::io {
+
+// Writes the memory's data to the view's stream from stream byte
+// `stream_position`. `settings` come from the write hints: sieve disable
+// forbids mapped stores (every batch vectored), mapping disable too.
+// Throws IoError on failure. Returns the bytes written.
+std::int64_t write_independent(StorageBackend& backend, int fd, FileMapping& mapping,
+                               const core::FileView& view, std::int64_t stream_position,
+                               const core::MemoryLayout& memory, const WindowIoSettings& settings);
+
+// Reads the view's stream from `stream_position` into the memory, the
+// method per batch chosen by `settings` (the read hints). Returns the bytes
+// read, a prefix of the stream (less than asked when the file ends).
+std::int64_t read_independent(StorageBackend& backend, int fd, FileMapping& mapping,
+                              const core::FileView& view, std::int64_t stream_position,
+                              const core::MemoryLayout& memory, const WindowIoSettings& settings);
+
+}  // namespace flowio::io

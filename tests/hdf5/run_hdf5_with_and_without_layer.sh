@@ -1,0 +1,47 @@
+#!/bin/bash
+# Runs the parallel HDF5 program bench/hdf5_io on MPICH's MPI-IO and with
+# flowio's MPI-IO layer preloaded, and fails unless both runs succeed (the
+# program checks every value and attribute it reads back), the layer served
+# the calls (FLOWIO_MPIIO_REPORT=1), and h5diff finds no difference between
+# the two files. (The files are not compared byte for byte: HDF5 stores
+# modification times in its object headers.)
+#   run_hdf5_with_and_without_layer.sh RANKS PROGRAM LAYER_SO
+set -euo pipefail
+ranks=$1
+program=$(realpath "$2")
+layer=$(realpath "$3")
+work=$(mktemp -d "${TEST_TMPDIR:-/tmp}/hdf5.${ranks}.XXXXXX")
+
+if [ -n "${TEST_SRCDIR:-}" ]; then
+  support="$TEST_SRCDIR/${TEST_WORKSPACE:-flowio}/tests/support"
+else
+  support="$(dirname "$(realpath "$0")")/../support"
+fi
+source "$support/sanitizer_mpiexec_args.sh"
+export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-120}
+
+preload=$layer
+asan_runtime=$( (ldd "$program"; ldd "$layer") | awk '/libasan\.so/ {print $3; exit}')
+if [ -n "$asan_runtime" ]; then
+  preload="$asan_runtime $layer"
+fi
+
+# A 32^3 grid in chunks of 8^3: 64 chunks per chunked dataset.
+mpiexec -n "$ranks" ${env_args[@]+"${env_args[@]}"} "$program" "$work/mpich.h5" 32 8 1 \
+  >"$work/mpich.out"
+mpiexec -n "$ranks" ${env_args[@]+"${env_args[@]}"} -genv LD_PRELOAD "$preload" \
+  -genv FLOWIO_MPIIO_REPORT 1 "$program" "$work/flowio.h5" 32 8 1 >"$work/flowio.out" \
+  2>"$work/flowio.err"
+cat "$work/mpich.out" "$work/flowio.out"
+if ! grep -q "flowio-mpiio: served [1-9]" "$work/flowio.err"; then
+  echo "FAIL: the layer did not serve the program"
+  cat "$work/flowio.err"
+  exit 1
+fi
+grep "flowio-mpiio: served" "$work/flowio.err" | head -n 1
+if ! h5diff "$work/mpich.h5" "$work/flowio.h5"; then
+  echo "FAIL: h5diff finds differences between the MPICH and the flowio files"
+  exit 1
+fi
+echo "PASS: HDF5 on $ranks ranks, h5diff finds no difference"
+rm -rf "$work"
