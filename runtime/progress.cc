@@ -42,9 +42,18 @@ void Progress::watch(std::vector<MPI_Request> requests, Done done) {
   wake_.notify_one();
 }
 
+void Progress::poll(Poll poll) {
+  {
+    std::lock_guard lock(mutex_);
+    incoming_polls_.push_back(std::move(poll));
+  }
+  wake_.notify_one();
+}
+
 void Progress::run() {
   using std::chrono::microseconds;
   std::list<Group> active;
+  std::list<Poll> polls;
   // While requests are outstanding MPI needs to be called often: large
   // messages move in fragments, each waiting for the next poll. So the
   // thread polls (yielding the core between polls) for a while after the
@@ -54,18 +63,20 @@ void Progress::run() {
   for (;;) {
     {
       std::unique_lock lock(mutex_);
-      if (active.empty()) {
-        wake_.wait(lock, [this] { return stopping_ || !incoming_.empty(); });
+      auto woken = [this] { return stopping_ || !incoming_.empty() || !incoming_polls_.empty(); };
+      if (active.empty() && polls.empty()) {
+        wake_.wait(lock, woken);
       } else if (now_ns() - last_activity > kPollingNanoseconds) {
         const auto pause = microseconds(std::min(200, 5 << std::min(sleeps++, 6)));
-        wake_.wait_for(lock, pause, [this] { return stopping_ || !incoming_.empty(); });
+        wake_.wait_for(lock, pause, woken);
       }
       if (stopping_) return;
-      if (!incoming_.empty()) {
+      if (!incoming_.empty() || !incoming_polls_.empty()) {
         last_activity = now_ns();
         sleeps = 0;
       }
       active.splice(active.end(), incoming_);
+      polls.splice(polls.end(), incoming_polls_);
     }
     for (auto group = active.begin(); group != active.end();) {
       int flag = 0;
@@ -79,6 +90,14 @@ void Progress::run() {
       } else {
         ++group;
       }
+    }
+    for (auto poll = polls.begin(); poll != polls.end();) {
+      const PollResult result = (*poll)();
+      if (result != PollResult::idle) {
+        last_activity = now_ns();
+        sleeps = 0;
+      }
+      poll = result == PollResult::done ? polls.erase(poll) : std::next(poll);
     }
     if (now_ns() - last_activity <= kPollingNanoseconds) sched_yield();
   }

@@ -4,7 +4,7 @@
 //
 // MPICH advances communication only inside MPI calls; this thread makes
 // those calls (MPI_Testall) while requests are outstanding and sleeps on a
-// condition variable when there are none. It polls, yielding the core
+// condition variable when there are none (and no poll is registered). It polls, yielding the core
 // between polls, for 20 ms after the last completion or new request, then
 // sleeps between polls with a growing back-off (capped at 200 us), so that a
 // long wait for a slow peer does not burn a core.
@@ -40,6 +40,19 @@ class Progress {
   using Done = std::function<void(int, std::span<const MPI_Status>)>;
   void watch(std::vector<MPI_Request> requests, Done done);
 
+  // Calls poll() on the progress thread once per pass of its loop until it
+  // returns PollResult::done. While a poll is registered the thread keeps
+  // passing (with the back-off of a wait on requests, at most 200 us
+  // between passes) instead of sleeping until a new request: a poll that
+  // calls MPI there keeps MPICH serving other processes' one-sided
+  // operations on this process's windows, which it does only inside MPI
+  // calls. PollResult::busy counts as activity: the thread passes again at
+  // once (yielding the core) rather than backing off. Used by sync/'s
+  // locks (the home of a lock window; the one-sided algorithm's poll byte).
+  enum class PollResult { idle, busy, done };
+  using Poll = std::function<PollResult()>;
+  void poll(Poll poll);
+
  private:
   struct Group {
     std::vector<MPI_Request> requests;
@@ -52,6 +65,7 @@ class Progress {
   std::mutex mutex_;
   std::condition_variable wake_;
   std::list<Group> incoming_;
+  std::list<Poll> incoming_polls_;
   bool stopping_ = false;
   std::thread thread_;
 };
