@@ -25,7 +25,10 @@
 #include "runtime/core/flat_type_cache.h"
 #include "runtime/core/memory_layout.h"
 #include "runtime/engine.h"
+#include "runtime/lock_progress.h"
 #include "runtime/trace.h"
+#include "sync/atomic_mode.h"
+#include "sync/lock_settings.h"
 
 namespace flowio {
 namespace {
@@ -93,6 +96,11 @@ struct File::Impl {
   // Declared after the engine, backend and descriptor it borrows, so it
   // is destroyed before them.
   std::unique_ptr<runtime::CollectiveContext> collective;
+  // Atomic mode, while it is on: the lock (shared with the collective
+  // operations that use it) and the port through which it waits. Declared
+  // last: destroyed first.
+  std::unique_ptr<runtime::LockProgress> lock_port;
+  std::shared_ptr<sync::AtomicMode> atomic;
 
   // Operations started and not finished. Tasks refer to this Impl by
   // pointer; it is destroyed only once this count is zero.
@@ -106,6 +114,9 @@ struct File::Impl {
 
   ~Impl() {
     wait_idle();
+    // Not closed: nothing collective here (the lock's windows are left
+    // to MPI_Finalize).
+    atomic.reset();
     collective.reset();
     int finalized = 0;
     MPI_Finalized(&finalized);
@@ -166,6 +177,10 @@ struct File::Impl {
   Transfer prepare_transfer(bool writing, MPI_Offset offset, const void* buffer, MPI_Count count,
                             MPI_Datatype datatype, bool advance_pointer);
 
+  // Collective: turns atomic mode on (building the lock the hints choose)
+  // or off (freeing it).
+  void set_atomicity(bool on);
+
   // Starts a read or write of `count` copies of `datatype` at view offset
   // `offset` (in etypes). With `advance_pointer`, the individual file
   // pointer moves past the data at once, as MPI says it does at the call.
@@ -213,6 +228,7 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
   impl->hints = hints;
 
   runtime::run_collectively(impl->comm, "open", [&] {
+    sync::LockSettings::from_hints(hints);  // a bad lock hint fails at open
     const auto requested = hints.find("flowio_io_backend");
     impl->backend = io::make_storage_backend(requested == hints.end()
                                                  ? io::BackendKind::automatic
@@ -242,6 +258,7 @@ void File::close() {
   Impl& file = impl();
   file.wait_idle();
   runtime::Trace::process().write(file.comm);
+  if (file.atomic) file.set_atomicity(false);
   file.collective.reset();
   runtime::run_collectively(file.comm, "close", [&] { file.fd.close(); });
   std::unique_ptr<Impl> closing = std::move(impl_);
@@ -252,6 +269,35 @@ void File::close() {
     }
   });
 }
+
+void File::Impl::set_atomicity(bool on) {
+  const int mine[2] = {on ? 1 : 0, on ? -1 : 0};
+  int extremes[2] = {0, 0};
+  check_mpi(MPI_Allreduce(mine, extremes, 2, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+  if (extremes[0] != -extremes[1]) {
+    throw UsageError(ErrorCode::invalid_argument,
+                     "set_atomicity: the processes passed different flags");
+  }
+  wait_idle();
+  if (on == (atomic != nullptr)) return;
+  if (!on) {
+    runtime::run_collectively(comm, "set_atomicity", [&] { atomic->close(); });
+    atomic.reset();
+    lock_port.reset();
+    return;
+  }
+  lock_port = std::make_unique<runtime::LockProgress>(engine->progress());
+  std::shared_ptr<sync::AtomicMode> built;
+  runtime::run_collectively(comm, "set_atomicity", [&] {
+    sync::LockSettings settings = sync::LockSettings::from_hints(hints);
+    built = std::make_shared<sync::AtomicMode>(comm, path, settings, *lock_port);
+  });
+  atomic = std::move(built);
+}
+
+void File::set_atomicity(bool atomic) { impl().set_atomicity(atomic); }
+
+bool File::atomicity() const { return impl().atomic != nullptr; }
 
 void File::set_view(MPI_Offset displacement, MPI_Datatype etype, MPI_Datatype filetype,
                     const Hints& hints) {
@@ -317,19 +363,41 @@ Future<std::size_t> File::Impl::start_transfer(bool writing, MPI_Offset offset, 
   auto promise = std::make_shared<Promise<std::size_t>>();
   Future<std::size_t> future = promise->get_future();
   begin_operation();
-  engine->submit([this, writing, transfer = std::move(transfer), promise, view = view]() {
+  // Atomic mode: held around the I/O, released before the Future is ready.
+  auto lease = std::make_shared<sync::Lease>();
+  const core::Access access(view, transfer.stream_position,
+                            transfer.stream_position + transfer.memory.bytes());
+  auto task = [this, writing, transfer = std::move(transfer), promise, view = view, lease]() {
     try {
       const std::int64_t moved =
           writing ? io::write_to_view(*backend, fd.get(), *view, transfer.stream_position,
                                       transfer.memory)
                   : io::read_from_view(*backend, fd.get(), *view, transfer.stream_position,
                                        transfer.memory);
+      lease->release();
       promise->set_value(static_cast<std::size_t>(moved));
     } catch (...) {
+      lease->release();
       promise->set_exception(std::current_exception());
     }
     end_operation();
-  });
+  };
+  if (!atomic) {
+    engine->submit(std::move(task));
+    return future;
+  }
+  // The task runs once the lease is held; nobody waits for it meanwhile.
+  atomic->lock_access(access, writing)
+      .then([this, lease, promise, task = std::move(task)](Future<sync::Lease> held) {
+        try {
+          *lease = held.get();
+        } catch (...) {
+          promise->set_exception(std::current_exception());
+          end_operation();
+          return;
+        }
+        engine->submit(task);
+      });
   return future;
 }
 
@@ -346,6 +414,7 @@ Future<std::size_t> File::Impl::start_collective(bool writing, MPI_Offset offset
                                 transfer.stream_position + transfer.memory.bytes());
   request.memory_type = std::move(transfer.memory_type);
   request.memory = transfer.memory;
+  request.atomic = atomic;
   begin_operation();
   try {
     return runtime::start_collective(*collective, std::move(request), [this] { end_operation(); });
@@ -516,6 +585,7 @@ bool is_known_hint(const std::string& key) {
       "flowio_direct_io",    "flowio_direct_threshold",
       "flowio_ds_mapping",   "flowio_ds_threshold",
       "flowio_exchange",     "flowio_io_backend",
+      "flowio_lock",         "flowio_lock_ranges",
       "flowio_realm_policy", "romio_cb_fr_alignment",
       "romio_cb_pfr",        "romio_cb_read",
       "romio_cb_write",      "romio_ds_read",
@@ -559,6 +629,9 @@ Hints File::hints() const {
   in_force["flowio_ds_mapping"] = sieving(writes.window_io.mapping);
   in_force["flowio_direct_threshold"] = std::to_string(writes.direct_threshold);
   in_force.try_emplace("flowio_direct_io", "disable");
+  // The lock atomic mode uses (or would use, if turned on now).
+  (file.atomic ? file.atomic->settings() : sync::LockSettings::from_hints(file.hints))
+      .describe(in_force);
   return in_force;
 }
 Mode File::mode() const { return impl().mode; }

@@ -210,6 +210,10 @@ class CollectiveOperation : public std::enable_shared_from_this<CollectiveOperat
   void receive_metadata(std::vector<MPI_Request>& requests);
   void run_data_phase();
   void run_independently();
+  // Atomic mode (CollectiveRequest::atomic): the leases around the file
+  // accesses. The data phase waits for one (enter_data_phase).
+  void enter_data_phase();
+  sync::Lease lock_own_access_here();
   void build_rounds();
   void build_round_graph();
   void post_round_exchange(std::size_t index, Async::gateway_type& gateway);
@@ -274,6 +278,10 @@ class CollectiveOperation : public std::enable_shared_from_this<CollectiveOperat
   MPI_Request summary_request_ = MPI_REQUEST_NULL;
   std::optional<core::RealmLayout> layout_;
   int slot_ = -1;  // this process's aggregator slot, or -1
+  // Atomic mode: the lease the data phase waits for, then holds (released
+  // after this process's own direct access, or after the agreement).
+  Future<sync::Lease> atomic_pending_;
+  sync::Lease atomic_lease_;
 
   std::vector<std::int64_t> view_words_;  // this access, described by its view
   std::vector<std::vector<std::int64_t>> metadata_out_;
@@ -357,7 +365,9 @@ Future<std::size_t> CollectiveOperation::start() {
   // accesses of different processes must not overlap), and aggregators
   // touch the file only after the gather, that is after it.
   if (on_caller_ && may_go_direct()) {
-    run_independently();
+    sync::Lease lease = lock_own_access_here();
+    if (!failure_) run_independently();
+    lease.release();
     announcement_.accessed_early = 1;
     announcement_.failed_early = failure_ ? 1 : 0;
   }
@@ -429,7 +439,7 @@ void CollectiveOperation::plan_and_send_metadata() {
   // After a failed early access every process goes direct, straight to
   // the agreement that reports it.
   if (failure_ || !anyone || anyone_failed_early() || !two_phase()) {
-    run_data_phase();
+    enter_data_phase();
     return;
   }
   const CollectiveSettings& settings = request_.settings;
@@ -438,6 +448,17 @@ void CollectiveOperation::plan_and_send_metadata() {
       std::find(settings.aggregator_ranks.begin(), settings.aggregator_ranks.end(), context_.rank_);
   if (mine != settings.aggregator_ranks.end()) {
     slot_ = static_cast<int>(mine - settings.aggregator_ranks.begin());
+  }
+  if (request_.atomic) {
+    // Every process asks, in operation order; the leader takes the lease
+    // over every process's access for all of them.
+    sync::ByteRange hull{std::numeric_limits<std::int64_t>::max(), 0};
+    for (const core::AccessSummary& summary : summaries_) {
+      if (summary.bytes == 0) continue;
+      hull.begin = std::min(hull.begin, summary.file_begin);
+      hull.end = std::max(hull.end, summary.file_end);
+    }
+    guarded([&] { atomic_pending_ = request_.atomic->lock_collective(hull, request_.writing); });
   }
   account(kRealms, begin, -1);
   const std::int64_t metadata_begin = now_ns();
@@ -453,14 +474,48 @@ void CollectiveOperation::plan_and_send_metadata() {
   };
   if (on_caller_) {
     received(wait_all_yielding(requests, MPI_STATUSES_IGNORE));
-    run_data_phase();
+    enter_data_phase();
     return;
   }
   context_.engine_.progress().watch(std::move(requests),
                                     [this, received](int code, std::span<const MPI_Status>) {
                                       received(code);
-                                      context_.engine_.submit([this] { run_data_phase(); });
+                                      context_.engine_.submit([this] { enter_data_phase(); });
                                     });
+}
+
+// Atomic mode. Two-phase I/O waits for the lease lock_collective asked for
+// at planning; a direct access takes one over this process's own access
+// (not held across the agreement: another process's direct access may
+// wait for it). Nothing blocks a worker: the wait is a continuation on the
+// progress thread; a caller-thread operation waits here, as it would for
+// its data.
+void CollectiveOperation::enter_data_phase() {
+  if (request_.atomic && !failure_ && !layout_ && !announcement_.accessed_early) {
+    guarded(
+        [&] { atomic_pending_ = request_.atomic->lock_access(request_.access, request_.writing); });
+  }
+  if (!atomic_pending_.valid()) {
+    run_data_phase();
+    return;
+  }
+  if (on_caller_) {
+    guarded([&] { atomic_lease_ = atomic_pending_.get(); });
+    run_data_phase();
+    return;
+  }
+  atomic_pending_.then([this](Future<sync::Lease> held) {
+    guarded([&] { atomic_lease_ = held.get(); });
+    context_.engine_.submit([this] { run_data_phase(); });
+  });
+}
+
+sync::Lease CollectiveOperation::lock_own_access_here() {
+  sync::Lease lease;
+  if (request_.atomic) {
+    guarded([&] { lease = request_.atomic->lock_access(request_.access, request_.writing).get(); });
+  }
+  return lease;
 }
 
 void CollectiveOperation::send_metadata(std::vector<MPI_Request>& requests) {
@@ -532,6 +587,7 @@ void CollectiveOperation::receive_metadata(std::vector<MPI_Request>& requests) {
 void CollectiveOperation::run_data_phase() {
   if (failure_ || !layout_) {
     if (!failure_ && !announcement_.accessed_early) run_independently();
+    atomic_lease_.release();
     finish();
     return;
   }
@@ -1220,6 +1276,9 @@ void CollectiveOperation::finish() {
   } catch (...) {
     outcome = std::current_exception();
   }
+  // Every process's part is done with the file: the atomic-mode lease of
+  // two-phase I/O may go.
+  atomic_lease_.release();
   account(kAgree, agree_begin, -1);
 
   OperationStatistics statistics;

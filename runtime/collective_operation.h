@@ -38,6 +38,7 @@
 #include "runtime/core/access.h"
 #include "runtime/core/memory_layout.h"
 #include "runtime/engine.h"
+#include "sync/atomic_mode.h"
 
 namespace flowio::runtime {
 
@@ -96,6 +97,12 @@ struct CollectiveRequest {
   std::shared_ptr<const core::FlatType> memory_type;
   core::MemoryLayout memory;  // where its data is in memory (memory.type = memory_type)
   CollectiveSettings settings;
+  // Atomic mode (File::set_atomicity), or null. The operation then stays
+  // collective and its file accesses run under a lease (sync/atomic_mode.h):
+  // with two-phase I/O, one taken by the leader over every process's access
+  // for the whole data phase and let go after the agreement; a direct
+  // access, one over this process's own access around it.
+  std::shared_ptr<sync::AtomicMode> atomic;
 };
 
 // Starts a collective operation. Must be called by every process of the
