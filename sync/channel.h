@@ -26,6 +26,11 @@ class Channel {
   Channel& operator=(const Channel&) = delete;
 
   MPI_Comm comm() const { return comm_; }
+  // Whether every process runs on one node (MPI_Comm_split_type), so
+  // that lock words can live in shared memory (lock_window.h). The
+  // environment variable FLOWIO_LOCK_WINDOWS=mpi makes it false, to test
+  // and measure the path between nodes on one.
+  bool shares_memory() const { return shares_memory_; }
   int rank() const { return rank_; }
   int size() const { return size_; }
   ProgressPort& progress() const { return progress_; }
@@ -34,6 +39,14 @@ class Channel {
   // once, for an empty group) with MPI_SUCCESS or MPI's error code. The
   // group counts as in flight until done returns.
   void watch(std::vector<MPI_Request> requests, std::function<void(int)> done);
+  // The same, but it first tests the group here, once on the progress
+  // thread and back to back for up to 20 us elsewhere (the runtime's
+  // blocking waits do the same before they yield): a group already done
+  // (shared-memory operations) or that the target answers at once then
+  // completes, and done runs, on this thread, without a hand-off to the
+  // progress thread and back (two thread wake-ups, which cost more than the
+  // operation on a loaded node).
+  void watch_or_test(std::vector<MPI_Request> requests, std::function<void(int)> done);
   // Registers a poll with the progress thread (ProgressPort::poll); it
   // counts as in flight until it returns done.
   void poll(ProgressPort::Poll poll);
@@ -50,6 +63,7 @@ class Channel {
   MPI_Comm comm_ = MPI_COMM_NULL;
   int rank_ = 0;
   int size_ = 1;
+  bool shares_memory_ = false;
   ProgressPort& progress_;
   std::mutex mutex_;
   std::condition_variable quiet_;

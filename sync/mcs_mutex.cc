@@ -21,8 +21,8 @@ int rank_of(MPI_Comm comm) {
 }  // namespace
 
 McsMutex::McsMutex(MPI_Comm comm, ProgressPort& progress, int home)
-    : channel_(comm, progress), home_(home), tail_(channel_.comm(), rank_of(comm) == home ? 1 : 0) {
-  if (channel_.rank() == home_) {
+    : channel_(comm, progress), home_(home), tail_(channel_, rank_of(comm) == home ? 1 : 0) {
+  if (channel_.rank() == home_ && tail_.remote()) {
     home_poll_ = std::make_unique<HomePoll>(progress, channel_.comm(), tail_, 1);
   }
 }
@@ -30,7 +30,7 @@ McsMutex::McsMutex(MPI_Comm comm, ProgressPort& progress, int home)
 void McsMutex::acquire(Done granted) {
   operand_ = tail_value();
   MPI_Request swap = tail_.fetch_and_op(&operand_, &result_, home_, 0, MPI_REPLACE);
-  channel_.watch({swap}, [this, granted = std::move(granted)](int code) {
+  channel_.watch_or_test({swap}, [this, granted = std::move(granted)](int code) {
     if (code != MPI_SUCCESS) {
       granted(mpi_failure(code, "lock: swap into the queue's tail"));
       return;
@@ -88,7 +88,7 @@ void McsMutex::release(Done released) {
   }
   operand_ = 0;
   MPI_Request empty = tail_.fetch_and_op(&operand_, &queued_tail_, home_, 0, MPI_REPLACE);
-  channel_.watch({empty}, [this, released = std::move(released)](int code) {
+  channel_.watch_or_test({empty}, [this, released = std::move(released)](int code) {
     if (code != MPI_SUCCESS) {
       released(mpi_failure(code, "unlock: swap of the queue's tail"));
       return;

@@ -3,7 +3,7 @@
 namespace flowio::sync {
 
 OneSidedMutex::OneSidedMutex(MPI_Comm comm, ProgressPort& progress, int home)
-    : WaitlistMutex(comm, progress, home), poll_word_(channel().comm(), 1) {}
+    : WaitlistMutex(comm, progress, home), poll_word_(channel(), 1) {}
 
 // The word is set only by the hand-off that ends this wait (a releaser
 // hands off only to a process whose waitlist bit is set), and cleared here

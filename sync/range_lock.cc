@@ -56,9 +56,9 @@ struct RangeLock::State : std::enable_shared_from_this<State> {
       : channel(comm, progress),
         home(home_rank),
         words(table_words(comm)),
-        table(channel.comm(), rank_of(comm) == home_rank ? table_words(comm) : 0),
+        table(channel, rank_of(comm) == home_rank ? table_words(comm) : 0),
         table_mutex(std::move(mutex)) {
-    if (channel.rank() == home) {
+    if (channel.rank() == home && table.remote()) {
       home_poll = std::make_unique<HomePoll>(progress, channel.comm(), table, words);
     }
   }
@@ -119,7 +119,7 @@ struct RangeLock::State : std::enable_shared_from_this<State> {
             failed(std::current_exception());
             return;
           }
-          self->channel.watch({read}, [step, failed, lease, snapshot](int code) {
+          self->channel.watch_or_test({read}, [step, failed, lease, snapshot](int code) {
             if (code != MPI_SUCCESS) {
               failed(std::make_exception_ptr(MpiError("range lock: reading the table", code)));
               return;
@@ -153,7 +153,7 @@ struct RangeLock::State : std::enable_shared_from_this<State> {
             self->request_failed(s, std::current_exception());
             return;
           }
-          self->channel.watch(writes, [self, s, table_lease, must_wait](int code) {
+          self->channel.watch_or_test(writes, [self, s, table_lease, must_wait](int code) {
             table_lease->release();
             if (code != MPI_SUCCESS) {
               self->request_failed(
@@ -221,7 +221,7 @@ struct RangeLock::State : std::enable_shared_from_this<State> {
             self->release_failed(s, std::current_exception());
             return;
           }
-          self->channel.watch({clear}, [self, s, table_lease, woken](int code) {
+          self->channel.watch_or_test({clear}, [self, s, table_lease, woken](int code) {
             table_lease->release();
             if (code != MPI_SUCCESS) {
               self->release_failed(

@@ -35,8 +35,8 @@ int rank_of(MPI_Comm comm) {
 WaitlistMutex::WaitlistMutex(MPI_Comm comm, ProgressPort& progress, int home)
     : channel_((checked_ranks(comm), comm), progress),
       home_(home),
-      waitlist_(channel_.comm(), rank_of(comm) == home ? 1 : 0) {
-  if (channel_.rank() == home_) {
+      waitlist_(channel_, rank_of(comm) == home ? 1 : 0) {
+  if (channel_.rank() == home_ && waitlist_.remote()) {
     home_poll_ = std::make_unique<HomePoll>(progress, channel_.comm(), waitlist_, 1);
   }
 }
@@ -45,7 +45,7 @@ void WaitlistMutex::acquire(Done granted) {
   const std::uint64_t mine = waitlist_bit(channel_.rank());
   operand_ = mine;
   MPI_Request request = waitlist_.fetch_and_op(&operand_, &result_, home_, 0, MPI_BOR);
-  channel_.watch({request}, [this, mine, granted = std::move(granted)](int code) {
+  channel_.watch_or_test({request}, [this, mine, granted = std::move(granted)](int code) {
     if (code != MPI_SUCCESS) {
       granted(mpi_failure(code, "lock: fetch-and-or of the waitlist"));
     } else if ((result_ & ~mine) == 0) {
@@ -60,7 +60,7 @@ void WaitlistMutex::release(Done released) {
   const std::uint64_t mine = waitlist_bit(channel_.rank());
   operand_ = ~mine;
   MPI_Request request = waitlist_.fetch_and_op(&operand_, &result_, home_, 0, MPI_BAND);
-  channel_.watch({request}, [this, mine, released = std::move(released)](int code) {
+  channel_.watch_or_test({request}, [this, mine, released = std::move(released)](int code) {
     if (code != MPI_SUCCESS) {
       released(mpi_failure(code, "unlock: fetch-and-and of the waitlist"));
       return;
@@ -70,7 +70,7 @@ void WaitlistMutex::release(Done released) {
       released(nullptr);
       return;
     }
-    channel_.watch({hand_off(next)}, [released](int sent) {
+    channel_.watch_or_test({hand_off(next)}, [released](int sent) {
       released(mpi_failure(sent, "unlock: hand-off to the next waiter"));
     });
   });

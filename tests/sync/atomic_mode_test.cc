@@ -2,7 +2,7 @@
 // which one rank rewrites a noncontiguous region (a vector view) with all
 // 0s and all 1s in turn while the others read it; every read must find all
 // 0s or all 1s, never a mix. Independent and collective forms, for each
-// lock atomic mode can use; then the hints and the flag's rules.
+// algorithm atomic mode can use; then the hints and the flag's rules.
 #include <doctest/doctest.h>
 #include <mpi.h>
 
@@ -22,7 +22,7 @@ constexpr int kBlocks = 64;
 constexpr int kBlockBytes = 512;
 constexpr int kStride = 1024;  // bytes from block to block: holes between them
 constexpr int kRegionBytes = kBlocks * kBlockBytes;
-constexpr int kRounds = 24;
+constexpr int kRounds = 16;
 
 MPI_Datatype vector_view() {
   MPI_Datatype type;
@@ -61,7 +61,7 @@ struct Outcome {
 // all through the vector view: no read is torn.
 TEST_CASE("Sync.AtomicMode.ZerosOnesIndependent") {
   MPI_Datatype view = vector_view();
-  for (const sync::LockSettings& settings : every_lock()) {
+  for (const sync::LockSettings& settings : each_algorithm()) {
     CAPTURE(describe(settings));
     const std::string path = scratch_path("zeros_ones_independent");
     File file = File::open(MPI_COMM_WORLD, path, Mode::create | Mode::rdwr, hints_for(settings));
@@ -100,7 +100,7 @@ TEST_CASE("Sync.AtomicMode.ZerosOnesIndependent") {
 // spreads each collective access over several windows; no read is torn.
 TEST_CASE("Sync.AtomicMode.ZerosOnesCollective") {
   MPI_Datatype view = vector_view();
-  for (const sync::LockSettings& settings : every_lock()) {
+  for (const sync::LockSettings& settings : each_algorithm()) {
     CAPTURE(describe(settings));
     const std::string path = scratch_path("zeros_ones_collective");
     File file = File::open(MPI_COMM_WORLD, path, Mode::create | Mode::rdwr, hints_for(settings));

@@ -18,7 +18,7 @@ using namespace flowio::testing;
 
 namespace {
 
-constexpr int kRounds = 40;
+constexpr int kRounds = 20;
 
 }  // namespace
 

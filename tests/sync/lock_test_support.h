@@ -73,6 +73,29 @@ inline std::vector<sync::LockSettings> every_lock() {
   return locks;
 }
 
+// every_lock(), but without fcntl when FLOWIO_LOCK_WINDOWS=mpi makes the
+// run one of flowio's locks over MPI one-sided operations (fcntl locks have
+// no windows: that run would repeat the other's).
+inline std::vector<sync::LockSettings> locks_under_test() {
+  const char* windows = std::getenv("FLOWIO_LOCK_WINDOWS");
+  if (windows == nullptr || std::string(windows) != "mpi") return every_lock();
+  std::vector<sync::LockSettings> locks;
+  for (const sync::LockSettings& settings : every_lock()) {
+    if (settings.algorithm != sync::LockAlgorithm::fcntl) locks.push_back(settings);
+  }
+  return locks;
+}
+
+// Each algorithm once, both granularities among them: for tests whose
+// subject is not the algorithm but how a lock is used (each lock made and
+// closed costs collective steps).
+inline std::vector<sync::LockSettings> each_algorithm() {
+  return {sync::LockSettings{sync::LockAlgorithm::hybrid, true},
+          sync::LockSettings{sync::LockAlgorithm::one_sided, false},
+          sync::LockSettings{sync::LockAlgorithm::mcs, false},
+          sync::LockSettings{sync::LockAlgorithm::fcntl, true}};
+}
+
 // Only flowio's own locks, which promise fairness (Linux's fcntl locks do
 // not).
 inline std::vector<sync::LockSettings> flowio_locks() {

@@ -43,7 +43,7 @@ TEST_CASE("Sync.MutualExclusion.FileCounter") {
   const int rounds = iterations();
   LockRuntime runtime;
   SharedCounters inside(2);  // 0: ranks inside now, 1: the most ever seen
-  for (sync::LockSettings settings : every_lock()) {
+  for (sync::LockSettings settings : locks_under_test()) {
     CAPTURE(describe(settings));
     const std::string path = scratch_path("counter_" + describe(settings));
     if (world_rank() == 0) {

@@ -93,7 +93,7 @@ TEST_CASE("Sync.RangeLock.OverlapsExclude") {
     std::unique_ptr<sync::Lock> lock =
         sync::make_lock(settings, MPI_COMM_WORLD, lock_file("ranges"), runtime.port);
     const bool writer = world_rank() % 2 == 0;
-    for (int round = 0; round < 20; ++round) {
+    for (int round = 0; round < 10; ++round) {
       // Ranges [0, 50 + 10 * rank + round): they all overlap.
       const sync::ByteRange range{0, 50 + 10 * world_rank() + round};
       sync::Lease lease =
