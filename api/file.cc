@@ -281,9 +281,11 @@ void File::Impl::set_atomicity(bool on) {
   wait_idle();
   if (on == (atomic != nullptr)) return;
   if (!on) {
-    runtime::run_collectively(comm, "set_atomicity", [&] { atomic->close(); });
-    atomic.reset();
-    lock_port.reset();
+    // Off even if closing the lock fails (the failure is reported). The
+    // port goes after the lock.
+    std::unique_ptr<runtime::LockProgress> port = std::move(lock_port);
+    std::shared_ptr<sync::AtomicMode> closing = std::move(atomic);
+    runtime::run_collectively(comm, "set_atomicity", [&] { closing->close(); });
     return;
   }
   lock_port = std::make_unique<runtime::LockProgress>(engine->progress());

@@ -12,7 +12,8 @@ std::exception_ptr mpi_failure(int code, const char* what) {
   return code == MPI_SUCCESS ? nullptr : std::make_exception_ptr(MpiError(what, code));
 }
 
-int checked_ranks(MPI_Comm comm) {
+// `comm`, once it is known to fit in the waitlist word.
+MPI_Comm fitting_waitlist(MPI_Comm comm) {
   int ranks = 1;
   MPI_Comm_size(comm, &ranks);
   if (ranks > kWaitlistMaxProcesses) {
@@ -21,7 +22,7 @@ int checked_ranks(MPI_Comm comm) {
                                                  " processes, not " + std::to_string(ranks) +
                                                  " (use flowio_lock=mcs)");
   }
-  return ranks;
+  return comm;
 }
 
 int rank_of(MPI_Comm comm) {
@@ -33,7 +34,7 @@ int rank_of(MPI_Comm comm) {
 }  // namespace
 
 WaitlistMutex::WaitlistMutex(MPI_Comm comm, ProgressPort& progress, int home)
-    : channel_((checked_ranks(comm), comm), progress),
+    : channel_(fitting_waitlist(comm), progress),
       home_(home),
       waitlist_(channel_, rank_of(comm) == home ? 1 : 0) {
   if (channel_.rank() == home_ && waitlist_.remote()) {
