@@ -1,0 +1,32 @@
+// CollectiveRequest: one process's part of a collective call, as the file
+// hands it to the runtime.
+#pragma once
+
+#include <memory>
+
+#include "runtime/collective_settings.h"
+#include "runtime/core/access.h"
+#include "runtime/core/flat_type.h"
+#include "runtime/core/memory_layout.h"
+#include "sync/atomic_mode.h"
+
+namespace flowio::runtime {
+
+struct CollectiveRequest {
+  bool writing = false;
+  // The caller waits for the result at once (write_all, not iwrite_all).
+  bool blocking = false;
+  core::Access access;  // where its data goes in the file
+  std::shared_ptr<const core::FlatType> memory_type;
+  core::MemoryLayout memory;  // where its data is in memory (memory.type = memory_type)
+  CollectiveSettings settings;
+  // Atomic mode (File::set_atomicity), or null. The call stays collective
+  // and its file accesses run under a lease (sync/atomic_mode.h): with
+  // two-phase I/O one lease over every process's access, asked for in call
+  // order at the plan and taken by one process for all, held through the
+  // data phase and let go after the agreement; a direct access, a lease
+  // over this process's own bytes around it.
+  std::shared_ptr<sync::AtomicMode> atomic;
+};
+
+}  // namespace flowio::runtime
