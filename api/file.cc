@@ -138,27 +138,30 @@ struct File::Impl {
     for (const auto& [key, value] : more) {
       if (key != "flowio_io_backend" && key != "flowio_direct_io") hints[key] = value;
     }
-    settings_for.fill(std::nullopt);
+    settings_for.fill(nullptr);
     forget_plans();
   }
 
   // Compiled collective plans assume the view, the hints and the file's
   // size as they were: each change drops them (between operations).
   void forget_plans() {
-    if (collective) collective->forget_plans(collective_settings(true).plans_kept);
+    if (collective) collective->forget_plans(collective_settings(true)->plans_kept);
   }
 
   // The collective settings the hints give, parsed once per direction
-  // (until the hints change) rather than at every call.
-  const runtime::CollectiveSettings& collective_settings(bool writing) {
-    std::optional<runtime::CollectiveSettings>& kept = settings_for[writing ? 1 : 0];
+  // (until the hints change) rather than at every call, and shared by the
+  // calls.
+  const std::shared_ptr<const runtime::CollectiveSettings>& collective_settings(bool writing) {
+    std::shared_ptr<const runtime::CollectiveSettings>& kept = settings_for[writing ? 1 : 0];
     if (!kept) {
-      kept = runtime::CollectiveSettings::from_hints(hints, ranks, writing);
-      kept->window_io.file_readable = fd.readable();
+      auto settings = std::make_shared<runtime::CollectiveSettings>(
+          runtime::CollectiveSettings::from_hints(hints, ranks, writing));
+      settings->window_io.file_readable = fd.readable();
+      kept = std::move(settings);
     }
-    return *kept;
+    return kept;
   }
-  std::array<std::optional<runtime::CollectiveSettings>, 2> settings_for;
+  std::array<std::shared_ptr<const runtime::CollectiveSettings>, 2> settings_for;
 
   void begin_operation() {
     std::lock_guard lock(mutex);

@@ -19,7 +19,9 @@ struct CollectiveRequest {
   core::Access access;  // where its data goes in the file
   std::shared_ptr<const core::FlatType> memory_type;
   core::MemoryLayout memory;  // where its data is in memory (memory.type = memory_type)
-  CollectiveSettings settings;
+  // Parsed from the hints once per direction and shared by the calls made
+  // under them.
+  std::shared_ptr<const CollectiveSettings> settings;
   // Atomic mode (File::set_atomicity), or null. The call stays collective
   // and its file accesses run under a lease (sync/atomic_mode.h): with
   // two-phase I/O one lease over every process's access, asked for in call

@@ -52,7 +52,7 @@ void realms_stage(CollectiveOperation& op, std::size_t, Next next) {
     next();
     return;
   }
-  const CollectiveSettings& settings = op.request.settings;
+  const CollectiveSettings& settings = *op.request.settings;
   op.guarded([&] {
     if (!decide_two_phase(op.summaries, settings)) {
       op.plan = std::make_shared<CollectivePlan>();
@@ -100,7 +100,7 @@ void metadata_stage(CollectiveOperation& op, std::size_t, Next next) {
     }
     requests = op.metadata.post(op.context.comm(), message_tag(MessageKind::metadata, op.sequence),
                                 op.request.access, op.view_words, *plan.layout,
-                                op.request.settings.aggregator_ranks, plan.slot, client_ranks,
+                                op.request.settings->aggregator_ranks, plan.slot, client_ranks,
                                 client_words);
   });
   op.executor->wait_for(std::move(requests), [&op, begin, next = std::move(next)](
@@ -124,7 +124,7 @@ void plan_stage(CollectiveOperation& op, std::size_t, Next next) {
       for (std::size_t i = 0; i < plan.clients.size(); ++i) {
         plan.clients[i].access = std::move(accesses[i]);
       }
-      plan_items_step(op.request.settings, op.request.access, op.context.ranks(), plan);
+      plan_items_step(*op.request.settings, op.request.access, op.context.ranks(), plan);
       plan.complete = true;
     });
     op.view_words.clear();
@@ -174,7 +174,7 @@ void leave_control(CollectiveOperation& op) {
   DataFootprint footprint;
   if (!op.told_by_gather) {
     footprint.writing = op.request.writing;
-    footprint.alltoallw = op.request.settings.alltoallw && op.plan && op.plan->two_phase;
+    footprint.alltoallw = op.request.settings->alltoallw && op.plan && op.plan->two_phase;
     footprint.begin = std::numeric_limits<std::int64_t>::max();
     footprint.end = std::numeric_limits<std::int64_t>::min();
     for (const core::AccessSummary& s : op.summaries) {
@@ -262,8 +262,21 @@ std::vector<io::WindowPiece> window_pieces(const WindowPlan& plan, std::vector<c
 
 void record_window_io(CollectiveOperation& op, const WindowPlan& plan, std::int64_t begin,
                       const io::WindowIoResult& result) {
-  if (result.method != io::WindowMethod::none) {
-    op.recorder.add_method(io::window_method_name(result.method));
+  switch (result.method) {
+    case io::WindowMethod::none:
+      break;
+    case io::WindowMethod::contiguous:
+      op.recorder.add_method(Method::contiguous);
+      break;
+    case io::WindowMethod::sieve:
+      op.recorder.add_method(Method::sieve);
+      break;
+    case io::WindowMethod::mapped:
+      op.recorder.add_method(Method::mapped);
+      break;
+    case io::WindowMethod::vectored:
+      op.recorder.add_method(Method::vectored);
+      break;
   }
   op.recorder.record(Stage::io, begin, plan.window.index, "", result.file_bytes, 0,
                      result.requests);
@@ -279,7 +292,7 @@ void write_window(CollectiveOperation& op, std::size_t w) {
     std::vector<char> staging;
     result =
         io::write_window(op.context.backend(), op.context.file().get(),
-                         window_pieces(plan, run.buffer), op.request.settings.window_io, staging);
+                         window_pieces(plan, run.buffer), op.request.settings->window_io, staging);
   });
   record_window_io(op, plan, begin, result);
 }
@@ -295,7 +308,7 @@ void read_window(CollectiveOperation& op, std::size_t w) {
     std::vector<char> staging;
     result =
         io::read_window(op.context.backend(), op.context.file().get(),
-                        window_pieces(plan, run.buffer), op.request.settings.window_io, staging);
+                        window_pieces(plan, run.buffer), op.request.settings->window_io, staging);
     // Each client's part is in file order: what lies past end of file is
     // its tail, which is not sent, so that the client's memory there is
     // left as it was (as an independent read leaves it).
@@ -470,7 +483,7 @@ void direct_io_stage(CollectiveOperation& op, std::size_t, Next next) {
 void persist_stage(CollectiveOperation& op, std::size_t, Next next) {
   const bool wrote =
       op.accessed_directly || (op.plan && op.plan->two_phase && (!op.plan->windows.empty()));
-  if (!op.request.writing || !op.request.settings.durable || !wrote || op.failure()) {
+  if (!op.request.writing || !op.request.settings->durable || !wrote || op.failure()) {
     next();
     return;
   }
@@ -624,13 +637,29 @@ void access_file_directly(CollectiveOperation& op) {
     const int fd = op.context.file().get();
     const bool writing = op.request.writing;
     std::int64_t moved = 0;
-    if (memory.contiguous()) {
+    if (memory.contiguous() && access.file_end() - access.file_begin() == access.bytes()) {
+      // One piece in the file and in memory (the common small call): one
+      // request, without walking the view.
+      iovec buffer{reinterpret_cast<void*>(memory.address_of(0)),
+                   static_cast<std::size_t>(access.bytes())};
+      const io::IoRequest request{access.file_begin(), std::span<const iovec>(&buffer, 1),
+                                  buffer.iov_len};
+      if (writing) {
+        backend.write(fd, std::span<const io::IoRequest>(&request, 1));
+        moved = access.bytes();
+      } else {
+        std::size_t got = 0;
+        backend.read(fd, std::span<const io::IoRequest>(&request, 1),
+                     std::span<std::size_t>(&got, 1));
+        moved = static_cast<std::int64_t>(got);
+      }
+    } else if (memory.contiguous()) {
       moved = writing ? io::write_to_view(backend, fd, view, access.stream_begin(), memory)
                       : io::read_from_view(backend, fd, view, access.stream_begin(), memory);
     } else {
       // Small memory pieces make slow iovecs: stage through a buffer of at
       // most one window, packed or unpacked by memcpy.
-      const std::int64_t chunk = std::min(access.bytes(), op.request.settings.realms.window_bytes);
+      const std::int64_t chunk = std::min(access.bytes(), op.request.settings->realms.window_bytes);
       // Not value-initialized: every byte is packed or read before use.
       const auto staging = std::make_unique_for_overwrite<char[]>(static_cast<std::size_t>(chunk));
       const core::FlatType bytes_type(core::make_run(1), 0, 1);
@@ -651,7 +680,7 @@ void access_file_directly(CollectiveOperation& op) {
       }
     }
     op.recorder.record(Stage::io, begin, -1, "", moved);
-    op.recorder.add_method("direct");
+    op.recorder.add_method(Method::direct);
     if (!writing) op.bytes_read_directly = moved;
     op.accessed_directly = true;
   });
