@@ -26,7 +26,10 @@
 #include "runtime/core/flat_type_cache.h"
 #include "runtime/core/memory_layout.h"
 #include "runtime/engine.h"
+#include "runtime/lock_progress.h"
 #include "runtime/trace.h"
+#include "sync/atomic_mode.h"
+#include "sync/lock_settings.h"
 
 namespace flowio {
 namespace {
@@ -113,6 +116,12 @@ struct File::Impl {
     return *collective;
   }
 
+  // Atomic mode, while it is on: the lock (shared with the collective
+  // operations that use it) and the port through which it waits. Declared
+  // last: destroyed first.
+  std::unique_ptr<runtime::LockProgress> lock_port;
+  std::shared_ptr<sync::AtomicMode> atomic;
+
   // Operations started and not finished. Tasks refer to this Impl by
   // pointer; it is destroyed only once this count is zero.
   std::mutex mutex;
@@ -125,6 +134,9 @@ struct File::Impl {
 
   ~Impl() {
     wait_idle();
+    // Not closed: nothing collective here (the lock's windows are left
+    // to MPI_Finalize).
+    atomic.reset();
     collective.reset();
     int finalized = 0;
     MPI_Finalized(&finalized);
@@ -204,6 +216,10 @@ struct File::Impl {
   Transfer prepare_transfer(bool writing, MPI_Offset offset, const void* buffer, MPI_Count count,
                             MPI_Datatype datatype, bool advance_pointer);
 
+  // Collective: turns atomic mode on (building the lock the hints choose)
+  // or off (freeing it).
+  void set_atomicity(bool on);
+
   // Reads or writes `count` copies of `datatype` at view offset `offset`
   // (in etypes) on the calling thread, and returns the bytes moved. With
   // `advance_pointer`, the individual file pointer moves past the data at
@@ -217,6 +233,11 @@ struct File::Impl {
                                      bool advance_pointer = false);
   // The transfer itself, on whichever thread.
   std::int64_t transfer(bool writing, const Transfer& transfer, const core::FileView& on_view);
+  // The stream bytes a transfer covers in the current view.
+  core::Access access_of(const Transfer& transfer) const {
+    return core::Access(view, transfer.stream_position,
+                        transfer.stream_position + transfer.memory.bytes());
+  }
   // The same, as a collective operation (runtime/collective_context.h).
   Future<std::size_t> start_collective(bool writing, MPI_Offset offset, const void* buffer,
                                        MPI_Count count, MPI_Datatype datatype,
@@ -266,6 +287,7 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
   // the others open it in a second step.
   const bool exclusive = has(mode, Mode::create) && has(mode, Mode::excl);
   runtime::run_collectively(impl->comm, "open", [&] {
+    sync::LockSettings::from_hints(hints);  // a bad lock hint fails at open
     const auto requested = hints.find("flowio_io_backend");
     impl->backend = io::make_storage_backend(requested == hints.end()
                                                  ? io::BackendKind::automatic
@@ -292,6 +314,7 @@ void File::close() {
   Impl& file = impl();
   file.wait_idle();
   runtime::Trace::process().write(file.comm);
+  if (file.atomic) file.set_atomicity(false);
   file.collective.reset();
   file.mapping->forget();
   std::unique_ptr<Impl> closing = std::move(impl_);
@@ -306,6 +329,37 @@ void File::close() {
     });
   }
 }
+
+void File::Impl::set_atomicity(bool on) {
+  const int mine[2] = {on ? 1 : 0, on ? -1 : 0};
+  int extremes[2] = {0, 0};
+  check_mpi(MPI_Allreduce(mine, extremes, 2, MPI_INT, MPI_MAX, comm), "MPI_Allreduce");
+  if (extremes[0] != -extremes[1]) {
+    throw UsageError(ErrorCode::invalid_argument,
+                     "set_atomicity: the processes passed different flags");
+  }
+  wait_idle();
+  if (on == (atomic != nullptr)) return;
+  if (!on) {
+    // Off even if closing the lock fails (the failure is reported). The
+    // port goes after the lock.
+    std::unique_ptr<runtime::LockProgress> port = std::move(lock_port);
+    std::shared_ptr<sync::AtomicMode> closing = std::move(atomic);
+    runtime::run_collectively(comm, "set_atomicity", [&] { closing->close(); });
+    return;
+  }
+  lock_port = std::make_unique<runtime::LockProgress>(engine->progress());
+  std::shared_ptr<sync::AtomicMode> built;
+  runtime::run_collectively(comm, "set_atomicity", [&] {
+    sync::LockSettings settings = sync::LockSettings::from_hints(hints);
+    built = std::make_shared<sync::AtomicMode>(comm, path, settings, *lock_port);
+  });
+  atomic = std::move(built);
+}
+
+void File::set_atomicity(bool atomic) { impl().set_atomicity(atomic); }
+
+bool File::atomicity() const { return impl().atomic != nullptr; }
 
 void File::set_view(MPI_Offset displacement, MPI_Datatype etype, MPI_Datatype filetype,
                     const Hints& hints) {
@@ -385,6 +439,9 @@ std::size_t File::Impl::run_transfer(bool writing, MPI_Offset offset, const void
                                      MPI_Count count, MPI_Datatype datatype, bool advance_pointer) {
   const Transfer prepared =
       prepare_transfer(writing, offset, buffer, count, datatype, advance_pointer);
+  // Atomic mode: the lease is held around the I/O on this thread.
+  sync::Lease lease;
+  if (atomic) lease = atomic->lock_access(access_of(prepared), writing).get();
   return static_cast<std::size_t>(transfer(writing, prepared, *view));
 }
 
@@ -392,7 +449,7 @@ Future<std::size_t> File::Impl::start_transfer(bool writing, MPI_Offset offset, 
                                                MPI_Count count, MPI_Datatype datatype,
                                                bool advance_pointer) {
   Transfer prepared = prepare_transfer(writing, offset, buffer, count, datatype, advance_pointer);
-  if (prepared.memory.bytes() <= kAtTheCallBytes) {
+  if (!atomic && prepared.memory.bytes() <= kAtTheCallBytes) {
     try {
       return make_ready_future(static_cast<std::size_t>(transfer(writing, prepared, *view)));
     } catch (...) {
@@ -405,15 +462,37 @@ Future<std::size_t> File::Impl::start_transfer(bool writing, MPI_Offset offset, 
   // alone may change the hints.
   collective_settings(writing);
   begin_operation();
+  // Atomic mode: held around the I/O, released before the Future is ready.
+  auto lease = std::make_shared<sync::Lease>();
+  const core::Access access = access_of(prepared);
   // File I/O runs on the I/O thread, never on a oneTBB worker.
-  engine->io().post([this, writing, prepared = std::move(prepared), promise, view = view]() {
+  auto task = [this, writing, prepared = std::move(prepared), promise, view = view, lease]() {
     try {
-      promise->set_value(static_cast<std::size_t>(transfer(writing, prepared, *view)));
+      const std::int64_t moved = transfer(writing, prepared, *view);
+      lease->release();
+      promise->set_value(static_cast<std::size_t>(moved));
     } catch (...) {
+      lease->release();
       promise->set_exception(std::current_exception());
     }
     end_operation();
-  });
+  };
+  if (!atomic) {
+    engine->io().post(std::move(task));
+    return future;
+  }
+  // The task runs once the lease is held; nobody waits for it meanwhile.
+  atomic->lock_access(access, writing)
+      .then([this, lease, promise, task = std::move(task)](Future<sync::Lease> held) {
+        try {
+          *lease = held.get();
+        } catch (...) {
+          promise->set_exception(std::current_exception());
+          end_operation();
+          return;
+        }
+        engine->io().post(task);
+      });
   return future;
 }
 
@@ -430,6 +509,7 @@ Future<std::size_t> File::Impl::start_collective(bool writing, MPI_Offset offset
                                 transfer.stream_position + transfer.memory.bytes());
   request.memory_type = std::move(transfer.memory_type);
   request.memory = transfer.memory;
+  request.atomic = atomic;
   begin_operation();
   try {
     return runtime::start_collective(collective_context(), std::move(request),
@@ -610,6 +690,7 @@ bool is_known_hint(const std::string& key) {
       "flowio_durable",      "flowio_plan_cache",
       "flowio_ds_mapping",   "flowio_ds_threshold",
       "flowio_exchange",     "flowio_io_backend",
+      "flowio_lock",         "flowio_lock_ranges",
       "flowio_realm_policy", "romio_cb_fr_alignment",
       "romio_cb_pfr",        "romio_cb_read",
       "romio_cb_write",      "romio_ds_read",
@@ -655,6 +736,9 @@ Hints File::hints() const {
   in_force["flowio_durable"] = writes.durable ? "enable" : "disable";
   in_force["flowio_plan_cache"] = std::to_string(writes.plans_kept);
   in_force.try_emplace("flowio_direct_io", "disable");
+  // The lock atomic mode uses (or would use, if turned on now).
+  (file.atomic ? file.atomic->settings() : sync::LockSettings::from_hints(file.hints))
+      .describe(in_force);
   return in_force;
 }
 Mode File::mode() const { return impl().mode; }

@@ -74,10 +74,17 @@ Future<std::size_t> CollectiveOperation::start(CollectiveContext& context,
   // processes must not overlap), and aggregators touch the file only after
   // the gather.
   if (run_inline && may_go_direct(op.request, summary)) {
-    access_file_directly(op);
+    sync::Lease own_bytes;  // atomic mode: the caller waits for it here
+    if (op.request.atomic) {
+      op.guarded([&] {
+        own_bytes = op.request.atomic->lock_access(op.request.access, op.request.writing).get();
+      });
+    }
+    if (!op.failure()) access_file_directly(op);
     if (op.request.writing && op.request.settings->durable && op.accessed_directly) {
       op.guarded([&] { context.file().sync_data(); });
     }
+    own_bytes.release();
     op.announcement.accessed_early = 1;
     op.announcement.failed_early = op.failure() ? 1 : 0;
   }

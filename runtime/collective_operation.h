@@ -26,6 +26,7 @@
 #include "runtime/core/realm_policy.h"
 #include "runtime/operation_recorder.h"
 #include "runtime/outcome_agreement.h"
+#include "sync/lock.h"
 
 namespace flowio::runtime {
 
@@ -122,6 +123,12 @@ class CollectiveOperation {
   std::shared_ptr<CollectivePlan> plan;
   bool plan_reused = false;
   exchange::MetadataExchange metadata;
+
+  // Atomic mode (request.atomic): the lease the data phase waits for
+  // (asked at the plan, or by the direct stage), then holds until this
+  // process's direct access is done or the outcome is agreed.
+  Future<sync::Lease> atomic_pending;
+  sync::Lease atomic_lease;
 
   // Data.
   bool accessed_directly = false;  // this process moved its own data

@@ -8,6 +8,7 @@
 #include "runtime/core/access.h"
 #include "runtime/core/flat_type.h"
 #include "runtime/core/memory_layout.h"
+#include "sync/atomic_mode.h"
 
 namespace flowio::runtime {
 
@@ -21,6 +22,13 @@ struct CollectiveRequest {
   // Parsed from the hints once per direction and shared by the calls made
   // under them.
   std::shared_ptr<const CollectiveSettings> settings;
+  // Atomic mode (File::set_atomicity), or null. The call stays collective
+  // and its file accesses run under a lease (sync/atomic_mode.h): with
+  // two-phase I/O one lease over every process's access, asked for in call
+  // order at the plan and taken by one process for all, held through the
+  // data phase and let go after the agreement; a direct access, a lease
+  // over this process's own bytes around it.
+  std::shared_ptr<sync::AtomicMode> atomic;
 };
 
 }  // namespace flowio::runtime

@@ -16,6 +16,7 @@
 #include "runtime/collective_operation.h"
 #include "runtime/executor.h"
 #include "runtime/graph_runner.h"
+#include "runtime/inline_graph_runner.h"
 #include "runtime/message_tags.h"
 #include "runtime/plan_compiler.h"
 
@@ -126,7 +127,40 @@ void plan_stage(CollectiveOperation& op, std::size_t, Next next) {
     op.view_words.clear();
     op.recorder.record(Stage::realms, begin, -1, " items");
   }
+  // Atomic mode: every process asks in call order (this stage is serial);
+  // the leader takes one lease over every process's access for all.
+  if (op.request.atomic && op.plan && op.plan->two_phase && !op.told_by_gather &&
+      !anyone_failed_early(op)) {
+    sync::ByteRange hull{std::numeric_limits<std::int64_t>::max(), 0};
+    for (const core::AccessSummary& s : op.summaries) {
+      if (s.bytes == 0) continue;
+      hull.begin = std::min(hull.begin, s.file_begin);
+      hull.end = std::max(hull.end, s.file_end);
+    }
+    op.guarded(
+        [&] { op.atomic_pending = op.request.atomic->lock_collective(hull, op.request.writing); });
+  }
   next();
+}
+
+// Atomic mode: runs `then` once the operation holds the lease it asked for
+// (at once when it asked for none). Inline, the caller waits for it here;
+// in the background the lease's continuation, on the progress thread, runs
+// `then`, which only hands work on (no worker waits for a lock).
+void after_atomic_lease(CollectiveOperation& op, std::function<void()> then) {
+  if (!op.atomic_pending.valid()) {
+    then();
+    return;
+  }
+  if (dynamic_cast<InlineGraphRunner*>(op.runner) != nullptr) {
+    op.guarded([&] { op.atomic_lease = op.atomic_pending.get(); });
+    then();
+    return;
+  }
+  op.atomic_pending.then([&op, then = std::move(then)](Future<sync::Lease> held) {
+    op.guarded([&] { op.atomic_lease = held.get(); });
+    then();
+  });
 }
 
 // Leaving the control pipeline: the operation waits for the scheduler to
@@ -430,9 +464,22 @@ void round_finish_stage(CollectiveOperation& op, std::size_t r, Next next) {
 
 // --- direct mode, agreement ---
 
+// Atomic mode: a direct access locks this process's own bytes, and lets
+// go before the agreement (another process's direct access may wait for
+// them).
+void direct_lock_stage(CollectiveOperation& op, std::size_t, Next next) {
+  if (op.request.atomic && !op.failure()) {
+    op.guarded([&] {
+      op.atomic_pending = op.request.atomic->lock_access(op.request.access, op.request.writing);
+    });
+  }
+  after_atomic_lease(op, std::move(next));
+}
+
 void direct_io_stage(CollectiveOperation& op, std::size_t, Next next) {
   op.executor->run_io([&op, next = std::move(next)] {
-    access_file_directly(op);
+    if (!op.failure()) access_file_directly(op);
+    op.atomic_lease.release();
     next();
   });
 }
@@ -477,6 +524,9 @@ void agree_stage(CollectiveOperation& op, std::size_t, Next next) {
       }
       op.outcome =
           op.agreement.outcome(op.request.writing ? "collective write" : "collective read");
+      // Every process's part is done with the file: the atomic-mode lease
+      // of two-phase I/O may go.
+      op.atomic_lease.release();
       op.recorder.record(Stage::agree, op.agree_begin_ns);
       next();
     });
@@ -498,7 +548,8 @@ const Pipeline& pipeline(PipelineKind kind) {
       "window", {window_read_stage, window_exchange_stage, window_write_stage}, false, leave_item};
   static const Pipeline kRound{
       "round", {round_prepare_stage, round_exchange_stage, round_finish_stage}, true, leave_item};
-  static const Pipeline kDirect{"direct", {direct_io_stage}, false, leave_direct};
+  static const Pipeline kDirect{
+      "direct", {direct_lock_stage, direct_io_stage}, false, leave_direct};
   static const Pipeline kAgree{"agree", {persist_stage, agree_stage}, false, leave_agree};
   switch (kind) {
     case PipelineKind::control:
@@ -535,6 +586,10 @@ std::size_t pipeline_limit(PipelineKind kind, int buffers_in_flight, int aggrega
 }
 
 void start_data_phase(CollectiveOperation& op) {
+  if (op.atomic_pending.valid()) {
+    after_atomic_lease(op, [&op] { start_data_phase(op); });
+    return;
+  }
   if (op.told_by_gather) {
     op.complete();
     return;

@@ -67,6 +67,14 @@ void Progress::watch(std::vector<MPI_Request> requests, Done done) {
   wake();
 }
 
+void Progress::poll(Poll poll) {
+  {
+    std::lock_guard lock(mutex_);
+    incoming_polls_.push_back(std::move(poll));
+  }
+  wake();
+}
+
 void Progress::watch_descriptor(int fd, std::function<void()> readable) {
   {
     std::lock_guard lock(mutex_);
@@ -101,6 +109,7 @@ std::int64_t Progress::cpu_ns() const {
 
 void Progress::run() {
   std::list<Group> active;
+  std::list<Poll> polls;
   std::vector<Descriptor> descriptors;
   std::uint64_t seen_version = ~std::uint64_t{0};
   std::vector<pollfd> polled;
@@ -112,8 +121,9 @@ void Progress::run() {
       ++loops_;
       loop_done_.notify_all();
       if (stopping_) return;
-      if (!incoming_.empty()) quiet_since = now_ns();
+      if (!incoming_.empty() || !incoming_polls_.empty()) quiet_since = now_ns();
       active.splice(active.end(), incoming_);
+      polls.splice(polls.end(), incoming_polls_);
       if (seen_version != descriptors_version_) {
         descriptors = descriptors_;
         seen_version = descriptors_version_;
@@ -131,7 +141,13 @@ void Progress::run() {
         ++group;
       }
     }
-    const std::int64_t pause_ns = active.empty() ? -1 : Backoff::pause_ns(now_ns() - quiet_since);
+    for (auto poll = polls.begin(); poll != polls.end();) {
+      const PollResult result = (*poll)();
+      if (result != PollResult::idle) quiet_since = now_ns();
+      poll = result == PollResult::done ? polls.erase(poll) : std::next(poll);
+    }
+    const std::int64_t pause_ns =
+        active.empty() && polls.empty() ? -1 : Backoff::pause_ns(now_ns() - quiet_since);
     if (pause_ns == 0) continue;
     polled.assign(1, pollfd{wake_fd_, POLLIN, 0});
     for (const Descriptor& descriptor : descriptors) {

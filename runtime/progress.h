@@ -9,8 +9,8 @@
 // those calls (MPI_Testall) while requests are outstanding, pausing
 // between tests by the proportional back-off of backoff.h, in a poll(2) on
 // its descriptors so that new work or a completion wakes it at once. With
-// nothing outstanding it blocks in poll without a timeout: an idle engine
-// uses no CPU.
+// nothing outstanding (and no poll registered, see poll()) it blocks in
+// poll without a timeout: an idle engine uses no CPU.
 #pragma once
 
 #include <mpi.h>
@@ -52,6 +52,19 @@ class Progress {
   // again. Must not be called from the progress thread.
   void forget_descriptor(int fd);
 
+  // Calls poll() on the progress thread once per round of its loop until
+  // it returns PollResult::done. While a poll is registered the thread
+  // keeps going round (pausing by the back-off, at most 500 us) instead of
+  // blocking until new work: a poll that calls MPI there keeps MPICH
+  // serving other processes' one-sided operations on this process's
+  // windows, which it does only inside MPI calls. PollResult::busy counts
+  // as a sign of progress: the back-off starts again from zero. Used by
+  // sync/'s locks (the home of a lock whose words are reached through MPI
+  // one-sided operations; the one-sided algorithm's polled hand-off).
+  enum class PollResult { idle, busy, done };
+  using Poll = std::function<PollResult()>;
+  void poll(Poll poll);
+
   // CPU time the progress thread has used since it started, in
   // nanoseconds (CLOCK_THREAD_CPUTIME_ID of the thread).
   std::int64_t cpu_ns() const;
@@ -74,6 +87,7 @@ class Progress {
   mutable std::mutex mutex_;
   std::condition_variable loop_done_;  // signalled when loops_ grows
   std::list<Group> incoming_;
+  std::list<Poll> incoming_polls_;
   std::vector<Descriptor> descriptors_;
   std::uint64_t descriptors_version_ = 0;  // changes with descriptors_
   std::uint64_t loops_ = 0;                // rounds of the thread's loop, for forget_descriptor

@@ -1,6 +1,5 @@
 #include "api/mpiio/data_access.h"
 
-#include <memory>
 #include <string>
 
 #include "api/mpiio/datatype_checks.h"
@@ -46,11 +45,11 @@ MPI_Offset claim_shared(LayerFile& file, const DataCall& call) {
 }
 
 // The flowio call for `call`, with the shared pointer already resolved to
-// `offset`. Collective calls stay collective unless `independent`.
+// `offset`.
 Future<std::size_t> start_on_file(File& file, const DataCall& call, Position position,
-                                  MPI_Offset offset, bool independent) {
+                                  MPI_Offset offset) {
   void* read_buffer = const_cast<void*>(call.buffer);
-  const bool collective = call.collective && !independent;
+  const bool collective = call.collective;
   if (position == Position::individual_pointer) {
     if (call.writing) {
       return collective ? file.iwrite_all(call.buffer, call.count, call.datatype)
@@ -80,28 +79,10 @@ Resolved resolve(LayerFile& file, const DataCall& call) {
   return {call.position, call.offset};
 }
 
-Future<std::size_t> start_resolved(LayerFile& file, const DataCall& call, Resolved where) {
-  if (!file.atomic_lock) return start_on_file(file.file, call, where.position, where.offset, false);
-  std::shared_ptr<FileLock> lock = file.atomic_lock;
-  lock->lock(call.writing);
-  Future<std::size_t> access;
-  try {
-    access = start_on_file(file.file, call, where.position, where.offset, true);
-  } catch (...) {
-    lock->unlock();
-    throw;
-  }
-  return access.then([lock](Future<std::size_t> done) {
-    lock->unlock();
-    return done.get();
-  });
-}
-
 }  // namespace
 
 std::size_t run_to_completion(LayerFile& file, const DataCall& call) {
   const Resolved where = resolve(file, call);
-  if (file.atomic_lock) return start_resolved(file, call, where).get();
   File& flowio_file = file.file;
   void* read_buffer = const_cast<void*>(call.buffer);
   // The blocking collective forms let flowio work on this thread.
@@ -136,7 +117,8 @@ std::size_t run_to_completion(LayerFile& file, const DataCall& call) {
 }
 
 Future<std::size_t> start(LayerFile& file, const DataCall& call) {
-  return start_resolved(file, call, resolve(file, call));
+  const Resolved where = resolve(file, call);
+  return start_on_file(file.file, call, where.position, where.offset);
 }
 
 }  // namespace flowio::mpiio

@@ -2,9 +2,8 @@
 // collective; at an explicit offset, at the individual file pointer or at
 // the shared one) carried out on a LayerFile's flowio::File.
 //
-// In atomic mode every access, collective ones included, is an independent
-// access made under the file's lock (file_lock.h): two-phase I/O would
-// split one process's access among aggregators, which is not atomic.
+// Atomic mode is flowio::File's (File::set_atomicity): the calls are made
+// alike in it.
 #pragma once
 
 #include <mpi.h>

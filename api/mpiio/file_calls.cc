@@ -87,7 +87,6 @@ int close_file(MPI_File* handle) {
   int code = MPI_SUCCESS;
   try {
     if (file->split) file->split->done.wait();
-    file->atomic_lock.reset();
     file->file.close();
   } catch (...) {
     code = error_code_of(std::current_exception());
@@ -206,22 +205,12 @@ void seek_shared(LayerFile& file, MPI_Offset offset, int whence) {
   file.shared->set(base + offset);
 }
 
+// flowio's own atomic mode (locks over MPI, collective calls kept
+// collective), with the lock the file's hints choose: flowio_lock=fcntl
+// takes the file system's locks instead.
 void set_atomicity(LayerFile& file, int flag) {
   no_split_pending(file, "MPI_File_set_atomicity");
-  const int mine[2] = {flag != 0 ? 1 : 0, flag != 0 ? -1 : 0};
-  int extremes[2] = {0, 0};
-  check_mpi(MPI_Allreduce(mine, extremes, 2, MPI_INT, MPI_MAX, file.file.communicator()),
-            "MPI_Allreduce");
-  const bool everyone_same = extremes[0] == -extremes[1];
-  if (!everyone_same) {
-    throw UsageError(ErrorCode::invalid_argument,
-                     "MPI_File_set_atomicity: the processes passed different flags");
-  }
-  if (flag != 0 && !file.atomic_lock) {
-    file.atomic_lock = std::make_shared<FileLock>(file.file.path());
-  } else if (flag == 0) {
-    file.atomic_lock.reset();
-  }
+  file.file.set_atomicity(flag != 0);
 }
 
 }  // namespace
@@ -357,7 +346,7 @@ int MPI_File_set_atomicity(MPI_File fh, int flag) {
 
 int MPI_File_get_atomicity(MPI_File fh, int* flag) {
   if (forwarding()) return PMPI_File_get_atomicity(fh, flag);
-  return serve(fh, [&](LayerFile& file) { *flag = file.atomic_lock ? 1 : 0; });
+  return serve(fh, [&](LayerFile& file) { *flag = file.file.atomicity() ? 1 : 0; });
 }
 
 int MPI_File_sync(MPI_File fh) {

@@ -14,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include "api/mpiio/file_lock.h"
 #include "api/mpiio/shared_pointer.h"
 #include "flowio/file.h"
 #include "flowio/future.h"
@@ -38,8 +37,6 @@ struct LayerFile {
   MPI_Datatype filetype = MPI_BYTE;
   std::string datarep = "native";
   std::unique_ptr<SharedPointer> shared;
-  // Present while the file is in atomic mode.
-  std::shared_ptr<FileLock> atomic_lock;
   std::optional<SplitCollective> split;
   int fortran_handle = 0;
 

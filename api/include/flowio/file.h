@@ -163,6 +163,23 @@ class File {
   // bytes; never shrinks the file.
   void preallocate(MPI_Offset bytes);
 
+  // Collective. Atomic mode (MPI 4.0, 14.6.1) on or off: every process
+  // passes the same flag (UsageError on every process otherwise). In
+  // atomic mode each data access, independent or collective, is
+  // indivisible with respect to the others that conflict with it (a write
+  // against any access overlapping it): a read sees all or none of each
+  // concurrent write, and a write is visible to every process's reads as
+  // soon as it completes. flowio makes this with locks of its own over MPI
+  // (no file-system locks): by default byte-range locks over the bytes
+  // each access spans, so disjoint accesses still run in parallel; the
+  // hints flowio_lock and flowio_lock_ranges choose another lock (hints.h).
+  // Collective calls stay collective (two-phase I/O under one lease over
+  // the whole operation). Waits for this process's outstanding operations;
+  // the lock is built when atomic mode is turned on (hints read then) and
+  // freed when it is turned off or the file closed. Off at open.
+  void set_atomicity(bool atomic);
+  bool atomicity() const;
+
   // Collective. Replaces the values of the hints in `hints` for the
   // operations started after the call (storage hints, flowio_io_backend and
   // flowio_direct_io, apply at open only and are ignored here).

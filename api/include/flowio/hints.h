@@ -56,6 +56,19 @@
 //                            SIGBUS handler for this at the first mapping;
 //                            faults elsewhere go to the handler there before.
 //   flowio_exchange          "point_to_point" (default) or "alltoallw".
+// Atomic mode (File::set_atomicity; read when it is turned on)
+//   flowio_lock              "hybrid" (default), "one_sided", "mcs": flowio's
+//                            locks over MPI (sync/): the seed paper's hybrid
+//                            algorithm (a waitlist word updated with one-sided
+//                            atomics, hand-off by message), its one-sided
+//                            algorithm (hand-off polled: a waiting process
+//                            burns a core), an MCS queue lock (constant memory
+//                            per process); "fcntl": the file system's locks,
+//                            as MPICH's MPI-IO takes them, for comparison.
+//   flowio_lock_ranges       "enable" (default): each access locks the bytes it
+//                            spans, so that disjoint accesses proceed in
+//                            parallel; "disable": every access locks the whole
+//                            file.
 #pragma once
 
 #include <map>

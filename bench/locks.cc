@@ -1,0 +1,388 @@
+// bench/locks: the seed paper's lock benchmarks (Ross et al., "Implementing
+// MPI-IO Atomic Mode Without File System Support", section 3) for flowio's
+// locks (sync/), with fcntl locks (what MPICH's MPI-IO takes in atomic
+// mode) side by side, and atomic-mode write throughput against MPICH's.
+//
+//   --test=latency     uncontended lock + unlock: rank 1 locks and unlocks
+//                      in a loop, the lock's home (its shared words) on
+//                      rank 0, which only sleeps meanwhile. Per lock, the
+//                      median over --reps of the mean of --latency_iterations.
+//   --test=contended   every rank: --iterations times lock, busy work of
+//                      each --work_ms, unlock. T the elapsed time of the
+//                      slowest rank, W the time all ranks spent working
+//                      (measured: n * iterations * Tw plus what the work
+//                      overran on a loaded node): the overhead O = T - W
+//                      and the paper's percent overhead 100 * O / (O + W).
+//   --test=cpu         CPU a waiting rank burns: rank 0 holds the lock for
+//                      --hold_ms, the others wait for it; each rank's CPU
+//                      time (getrusage: all its threads) over the wait, as
+//                      a share of one core. Rank 0 is the lock's home.
+//   --test=throughput  atomic-mode writes: every rank writes --mib MiB in
+//                      1 MiB write_at calls to its own region (disjoint) or
+//                      to a region overlapping the next rank's by half
+//                      (overlapping); flowio with atomic mode off, with
+//                      range locks, with whole-file locks, and MPICH's
+//                      MPI-IO with atomic mode off and on; repetitions
+//                      interleaved, medians. --view=strided writes each
+//                      region through a vector view (1 KiB blocks, 1 KiB
+//                      holes: noncontiguous in the file).
+//   --test=all         all four (latency needs 2 ranks or more).
+// --locks=hybrid,one_sided,mcs,fcntl chooses the algorithms (each tried
+// whole-file and with ranges where the test cares).
+//
+// Usage: mpiexec -n N bazel-bin/bench/locks [--test=all] [--reps=5]
+//   [--locks=...] [--latency_iterations=1000] [--iterations=100]
+//   [--work_ms=0,1,10,100] [--hold_ms=2000] [--mib=64]
+//   [--view=contiguous|strided] [--dir=$TMPDIR]
+#include <mpi.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/bench_support.h"
+#include "flowio/error.h"
+#include "flowio/file.h"
+#include "runtime/engine.h"
+#include "runtime/lock_progress.h"
+#include "sync/lock.h"
+#include "sync/lock_settings.h"
+
+namespace {
+
+using flowio::check_mpi;
+using flowio::sync::LockAlgorithm;
+using flowio::sync::LockSettings;
+
+int world_rank() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+int world_size() {
+  int size = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return size;
+}
+
+std::vector<std::string> split(const std::string& text) {
+  std::vector<std::string> parts;
+  std::stringstream stream(text);
+  for (std::string part; std::getline(stream, part, ',');) {
+    if (!part.empty()) parts.push_back(part);
+  }
+  return parts;
+}
+
+std::string lock_name(const LockSettings& settings) {
+  return std::string(flowio::sync::lock_algorithm_name(settings.algorithm)) +
+         (settings.ranges ? "+ranges" : "");
+}
+
+// Seconds of CPU this process used so far, all threads.
+double cpu_seconds() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec);
+}
+
+// Busy work for `seconds` (the lock holder's "I/O"); returns the seconds
+// it really took (on a loaded node the thread may lose the core inside).
+double busy(double seconds) {
+  const double start = MPI_Wtime();
+  volatile double x = 1.0;
+  while (MPI_Wtime() - start < seconds) {
+    for (int i = 0; i < 100; ++i) x = x * 1.0000001 + 1e-9;
+  }
+  return MPI_Wtime() - start;
+}
+
+// Waits for every rank without keeping MPI busy on this thread: MPICH's
+// blocking calls poll, which would serve a lock's home from the main
+// thread and hide what its progress thread costs.
+void quiet_barrier() {
+  MPI_Request barrier = MPI_REQUEST_NULL;
+  check_mpi(MPI_Ibarrier(MPI_COMM_WORLD, &barrier), "MPI_Ibarrier");
+  for (int done = 0; !done;) {
+    MPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
+    if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+// What every lock test needs: the engine whose progress thread waits.
+struct Locks {
+  std::shared_ptr<flowio::runtime::Engine> engine = flowio::runtime::Engine::acquire();
+  flowio::runtime::LockProgress port{engine->progress()};
+  std::string path;
+
+  std::unique_ptr<flowio::sync::Lock> make(LockSettings settings) {
+    return flowio::sync::make_lock(settings, MPI_COMM_WORLD, path, port);
+  }
+};
+
+std::vector<LockSettings> lock_kinds(const std::vector<std::string>& algorithms, bool with_ranges) {
+  std::vector<LockSettings> kinds;
+  for (const std::string& name : algorithms) {
+    for (const bool ranges : {false, true}) {
+      if (ranges && !with_ranges) continue;
+      kinds.push_back(LockSettings::from_hints(
+          {{"flowio_lock", name}, {"flowio_lock_ranges", ranges ? "enable" : "disable"}}));
+    }
+  }
+  return kinds;
+}
+
+void latency(bench::Report& report, Locks& locks, const std::vector<LockSettings>& kinds, int reps,
+             int iterations) {
+  if (world_size() < 2) {
+    report.note("latency needs 2 ranks or more (the home on rank 0, the locker on rank 1)");
+    return;
+  }
+  for (const LockSettings& kind : kinds) {
+    std::unique_ptr<flowio::sync::Lock> lock = locks.make(kind);
+    std::vector<double> per_pair;
+    for (int rep = 0; rep < reps; ++rep) {
+      quiet_barrier();
+      double seconds = 0;
+      if (world_rank() == 1) {
+        for (int i = 0; i < 10; ++i) lock->acquire({0, 8}, flowio::sync::LockMode::exclusive).get();
+        const double start = MPI_Wtime();
+        for (int i = 0; i < iterations; ++i) {
+          lock->acquire({0, 8}, flowio::sync::LockMode::exclusive).get();
+        }
+        seconds = (MPI_Wtime() - start) / iterations;
+      }
+      MPI_Bcast(&seconds, 1, MPI_DOUBLE, 1, MPI_COMM_WORLD);
+      per_pair.push_back(seconds);
+    }
+    quiet_barrier();
+    lock->close();
+    report.line(bench::Fields()
+                    .add("test", "latency")
+                    .add("lock", lock_name(kind))
+                    .add("us", 1e6 * bench::median(per_pair))
+                    .add("us_min", 1e6 * *std::min_element(per_pair.begin(), per_pair.end())));
+  }
+}
+
+void contended(bench::Report& report, Locks& locks, const std::vector<LockSettings>& kinds,
+               int iterations, const std::vector<std::string>& work_ms) {
+  const int ranks = world_size();
+  for (const std::string& work_text : work_ms) {
+    const double work = std::stod(work_text) * 1e-3;
+    for (const LockSettings& kind : kinds) {
+      std::unique_ptr<flowio::sync::Lock> lock = locks.make(kind);
+      double worked = 0;
+      const double elapsed = bench::time_collective([&] {
+        for (int i = 0; i < iterations; ++i) {
+          flowio::sync::Lease lease =
+              lock->acquire({0, 8}, flowio::sync::LockMode::exclusive).get();
+          if (work > 0) worked += busy(work);
+        }
+      });
+      lock->close();
+      // The paper subtracts the time processes actually spent working;
+      // the work's own overrun (preemption on a loaded node) is work, not
+      // the lock's overhead.
+      double working = 0;
+      MPI_Allreduce(&worked, &working, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+      const double overhead = elapsed - working;
+      report.line(bench::Fields()
+                      .add("test", "contended")
+                      .add("lock", lock_name(kind))
+                      .add("work_ms", work_text)
+                      .add("iterations", iterations)
+                      .add("seconds", elapsed)
+                      .add("overhead_ms", 1e3 * overhead)
+                      .add("overhead_per_lock_us", 1e6 * overhead / (ranks * iterations))
+                      .add("percent_overhead", 100.0 * overhead / (overhead + working)));
+    }
+  }
+}
+
+void cpu(bench::Report& report, Locks& locks, const std::vector<LockSettings>& kinds,
+         double hold_seconds) {
+  if (world_size() < 2) {
+    report.note("cpu needs 2 ranks or more (rank 0 holds, the others wait)");
+    return;
+  }
+  for (const LockSettings& kind : kinds) {
+    std::unique_ptr<flowio::sync::Lock> lock = locks.make(kind);
+    flowio::sync::Lease held;
+    if (world_rank() == 0) held = lock->acquire({0, 8}, flowio::sync::LockMode::exclusive).get();
+    quiet_barrier();
+    const double wall_start = MPI_Wtime();
+    const double cpu_start = cpu_seconds();
+    if (world_rank() == 0) {
+      std::this_thread::sleep_for(std::chrono::duration<double>(hold_seconds));
+      held.release();
+    } else {
+      lock->acquire({0, 8}, flowio::sync::LockMode::exclusive).get();
+    }
+    const double share = (cpu_seconds() - cpu_start) / (MPI_Wtime() - wall_start);
+    double waiting_worst = world_rank() == 0 ? 0 : share;
+    double waiting_all = 0;
+    MPI_Reduce(&waiting_worst, &waiting_all, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    double home = share;
+    MPI_Bcast(&home, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    quiet_barrier();
+    lock->close();
+    report.line(bench::Fields()
+                    .add("test", "cpu")
+                    .add("lock", lock_name(kind))
+                    .add("hold_s", hold_seconds)
+                    .add("waiter_core_percent", 100.0 * waiting_all)
+                    .add("holder_home_core_percent", 100.0 * home));
+  }
+}
+
+// Rank r's region, in bytes of file: disjoint, or overlapping the next
+// rank's by half. A strided view spreads each byte of data over two of
+// file (1 KiB blocks, 1 KiB holes).
+constexpr std::int64_t kStridedBlock = 1024;
+
+MPI_Offset region_start(bool overlapping, std::int64_t extent) {
+  return static_cast<MPI_Offset>(world_rank()) * (overlapping ? extent / 2 : extent);
+}
+
+void throughput(bench::Report& report, const std::string& dir, int reps, std::int64_t mib,
+                bool strided, const std::vector<LockSettings>& kinds) {
+  constexpr std::int64_t kChunk = 1 << 20;
+  const std::int64_t bytes = mib * kChunk;
+  const std::int64_t extent = strided ? 2 * bytes : bytes;
+  std::vector<char> data(static_cast<std::size_t>(kChunk), static_cast<char>('a' + world_rank()));
+  MPI_Datatype block = MPI_DATATYPE_NULL, view = MPI_DATATYPE_NULL;
+  MPI_Type_contiguous(static_cast<int>(kStridedBlock), MPI_BYTE, &block);
+  MPI_Type_create_resized(block, 0, 2 * kStridedBlock, &view);
+  MPI_Type_commit(&view);
+  MPI_Type_free(&block);
+  const MPI_Datatype filetype = strided ? view : MPI_BYTE;
+  for (const bool overlapping : {false, true}) {
+    const std::string pattern =
+        std::string(overlapping ? "overlapping" : "disjoint") + (strided ? "_strided" : "");
+    // One configuration: a name and a timed write of this rank's region.
+    struct Configuration {
+      std::string name;
+      std::function<double()> write;
+    };
+    bench::ScratchFile flowio_path(dir, "locks_flowio");
+    bench::ScratchFile mpich_path(dir, "locks_mpich");
+    std::vector<Configuration> configurations;
+    auto flowio_write = [&, overlapping](flowio::Hints hints, bool atomic) {
+      return [&, hints, atomic, overlapping] {
+        flowio::File file = flowio::File::open(MPI_COMM_WORLD, flowio_path.path(),
+                                               flowio::Mode::create | flowio::Mode::rdwr, hints);
+        file.set_view(region_start(overlapping, extent), MPI_BYTE, filetype);
+        file.set_atomicity(atomic);
+        const double seconds = bench::time_collective([&] {
+          for (std::int64_t at = 0; at < bytes; at += kChunk) {
+            file.write_at(at, data.data(), kChunk, MPI_BYTE);
+          }
+        });
+        file.close();
+        return seconds;
+      };
+    };
+    auto mpich_write = [&, overlapping](bool atomic) {
+      return [&, atomic, overlapping] {
+        bench::MpiFile file(mpich_path.path(), {});
+        check_mpi(MPI_File_set_view(file.get(), region_start(overlapping, extent), MPI_BYTE,
+                                    filetype, "native", MPI_INFO_NULL),
+                  "MPI_File_set_view");
+        check_mpi(MPI_File_set_atomicity(file.get(), atomic ? 1 : 0), "MPI_File_set_atomicity");
+        const double seconds = bench::time_collective([&] {
+          for (std::int64_t at = 0; at < bytes; at += kChunk) {
+            check_mpi(
+                MPI_File_write_at(file.get(), at, data.data(), kChunk, MPI_BYTE, MPI_STATUS_IGNORE),
+                "MPI_File_write_at");
+          }
+        });
+        file.close();
+        return seconds;
+      };
+    };
+    configurations.push_back({"flowio_atomic_off", flowio_write({}, false)});
+    for (const LockSettings& kind : kinds) {
+      flowio::Hints hints;
+      kind.describe(hints);
+      configurations.push_back({"flowio_" + lock_name(kind), flowio_write(hints, true)});
+    }
+    configurations.push_back({"mpich_atomic_off", mpich_write(false)});
+    configurations.push_back({"mpich_atomic", mpich_write(true)});
+    std::vector<std::vector<double>> seconds(configurations.size());
+    for (int rep = 0; rep < reps; ++rep) {
+      for (std::size_t c = 0; c < configurations.size(); ++c) {
+        seconds[c].push_back(configurations[c].write());
+      }
+    }
+    const double flowio_off = bench::median(seconds[0]);
+    const double mpich_atomic = bench::median(seconds.back());
+    for (std::size_t c = 0; c < configurations.size(); ++c) {
+      const double median = bench::median(seconds[c]);
+      report.line(bench::Fields()
+                      .add("test", "throughput")
+                      .add("pattern", pattern)
+                      .add("config", configurations[c].name)
+                      .add("seconds", median)
+                      .add("MiBps", static_cast<double>(world_size()) * mib / median)
+                      .add("vs_flowio_off", median / flowio_off)
+                      .add("speedup_vs_mpich_atomic", mpich_atomic / median));
+    }
+  }
+  MPI_Type_free(&view);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return bench::run_benchmark(
+      argc, argv, "locks", [](bench::Options& options, bench::Report& report) {
+        const bench::Common common(options);
+        const std::string test =
+            options.choice("test", "all", {"all", "latency", "contended", "cpu", "throughput"});
+        const std::vector<std::string> algorithms =
+            split(options.text("locks", "hybrid,one_sided,mcs,fcntl"));
+        const int latency_iterations =
+            static_cast<int>(options.integer("latency_iterations", 1000));
+        const int iterations = static_cast<int>(options.integer("iterations", 100));
+        const std::vector<std::string> work_ms = split(options.text("work_ms", "0,1,10,100"));
+        const double hold_seconds = static_cast<double>(options.integer("hold_ms", 2000)) * 1e-3;
+        const std::int64_t mib = options.integer("mib", 64);
+        const bool strided =
+            options.choice("view", "contiguous", {"contiguous", "strided"}) == "strided";
+        options.finish();
+
+        bench::ScratchFile lock_file(common.dir, "locks_fcntl");
+        if (world_rank() == 0) std::fclose(std::fopen(lock_file.path().c_str(), "a"));
+        MPI_Barrier(MPI_COMM_WORLD);
+        Locks locks;
+        locks.path = lock_file.path();
+        report.note("fcntl is the lock MPICH's MPI-IO takes in atomic mode (its baseline here)");
+        if (test == "all" || test == "latency") {
+          latency(report, locks, lock_kinds(algorithms, true), common.reps, latency_iterations);
+        }
+        if (test == "all" || test == "cpu") {
+          cpu(report, locks, lock_kinds(algorithms, false), hold_seconds);
+        }
+        if (test == "all" || test == "contended") {
+          contended(report, locks, lock_kinds(algorithms, false), iterations, work_ms);
+        }
+        if (test == "all" || test == "throughput") {
+          const std::vector<LockSettings> kinds = {
+              LockSettings::from_hints({}),
+              LockSettings::from_hints({{"flowio_lock_ranges", "disable"}}),
+              LockSettings::from_hints({{"flowio_lock", "mcs"}}),
+              LockSettings::from_hints({{"flowio_lock", "fcntl"}}),
+          };
+          throughput(report, common.dir, common.reps, mib, strided, kinds);
+        }
+      });
+}

@@ -1,0 +1,74 @@
+#!/bin/bash
+# Proves which locks atomic mode takes under the MPI-IO layer, from the
+# system calls (strace -f -e trace=fcntl over the whole job):
+#   atomic_lock_syscalls.sh RANKS PROGRAM LAYER_SO
+# PROGRAM (zeros_ones.c) turns atomic mode on and reads and writes.
+#   - MPICH's own MPI-IO takes fcntl locks (proof that strace sees them);
+#   - the layer, by default, takes none: its locks are flowio's own;
+#   - the layer with the hint flowio_lock=fcntl takes fcntl (OFD) locks.
+# Each run must succeed (the program checks its reads itself).
+set -euo pipefail
+ranks=$1
+program=$(realpath "$2")
+layer=$(realpath "$3")
+
+if [ -n "${TEST_TMPDIR:-}" ]; then
+  work="$TEST_TMPDIR/atomic_lock_syscalls"
+  rm -rf "$work"
+  mkdir -p "$work"
+else
+  work=$(mktemp -d "${TMPDIR:-/tmp}/atomic_lock_syscalls.XXXXXX")
+fi
+if [ -n "${TEST_SRCDIR:-}" ]; then
+  support="$TEST_SRCDIR/${TEST_WORKSPACE:-flowio}/tests/support"
+else
+  support="$(dirname "$(realpath "$0")")/../support"
+fi
+source "$support/sanitizer_mpiexec_args.sh"
+export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-120}
+
+preload=$layer
+asan_runtime=$( (ldd "$program"; ldd "$layer") | awk '/libasan\.so/ {print $3; exit}')
+[ -n "$asan_runtime" ] && preload="$asan_runtime $layer"
+
+# trace LABEL [MPIEXEC_ARGS...]: runs the program under strace; prints the
+# number of lock commands (F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW)
+# the whole job issued.
+trace() {
+  local label=$1
+  shift
+  mkdir -p "$work/$label/out"
+  if ! (cd "$work/$label" && strace -f -qq -e trace=fcntl -o "$work/$label/strace" \
+    mpiexec -n "$ranks" ${env_args[@]+"${env_args[@]}"} "$@" "$program" "$work/$label/out" \
+    >"$work/$label/stdout" 2>"$work/$label/stderr"); then
+    echo "FAIL: the $label run failed" >&2
+    cat "$work/$label/stdout" "$work/$label/stderr" >&2
+    exit 1
+  fi
+  grep -cE 'F_(OFD_)?SETLKW?' "$work/$label/strace" || true
+}
+
+plain=$(trace plain)
+layer_default=$(trace layer -genv LD_PRELOAD "$preload")
+layer_fcntl=$(trace layer_fcntl -genv LD_PRELOAD "$preload" -genv FLOWIO_TEST_LOCK fcntl)
+echo "fcntl lock calls: MPICH's MPI-IO $plain, layer (default lock) $layer_default," \
+  "layer with flowio_lock=fcntl $layer_fcntl"
+
+failures=0
+if [ "$plain" -eq 0 ]; then
+  echo "FAIL: strace saw no lock call even from MPICH's MPI-IO: the check cannot see them"
+  failures=$((failures + 1))
+fi
+if [ "$layer_default" -ne 0 ]; then
+  echo "FAIL: the layer took fcntl locks without being asked:"
+  grep -E 'F_(OFD_)?SETLKW?' "$work/layer/strace" | head -5
+  failures=$((failures + 1))
+fi
+if ! grep -qE 'F_OFD_SETLKW?' "$work/layer_fcntl/strace"; then
+  echo "FAIL: with flowio_lock=fcntl the layer took no fcntl lock"
+  failures=$((failures + 1))
+fi
+[ "$failures" -eq 0 ] || exit 1
+echo "PASS"
+[ -z "${TEST_TMPDIR:-}" ] && rm -rf "$work"
+exit 0
