@@ -1,0 +1,201 @@
+#include "exchange/compression_rule.h"
+
+#include <algorithm>
+#include <charconv>
+#include <string>
+
+#include "flowio/error.h"
+
+namespace flowio::exchange {
+namespace {
+
+// Each new observation keeps this share of the weight of the ones before:
+// the estimates follow the last several messages, so a link or data that
+// changes is noticed within an iteration or two.
+constexpr double kDecay = 0.75;
+
+}  // namespace
+
+CompressionSettings CompressionSettings::from_hints(const Hints& hints) {
+  CompressionSettings settings;
+  if (const auto it = hints.find("flowio_compress"); it != hints.end()) {
+    const std::string& text = it->second;
+    if (text == "auto") {
+      settings.mode = CompressionMode::automatic;
+    } else if (text == "on") {
+      settings.mode = CompressionMode::on;
+    } else if (text == "off") {
+      settings.mode = CompressionMode::off;
+    } else {
+      throw UsageError(ErrorCode::invalid_argument,
+                       "hint flowio_compress: expected auto, on or off, got \"" + text + "\"");
+    }
+  }
+  if (const auto it = hints.find("flowio_compress_min_bytes"); it != hints.end()) {
+    const std::string& text = it->second;
+    std::int64_t value = 0;
+    const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+    if (error != std::errc() || end != text.data() + text.size() || value < 0) {
+      throw UsageError(
+          ErrorCode::invalid_argument,
+          "hint flowio_compress_min_bytes: expected an integer >= 0, got \"" + text + "\"");
+    }
+    settings.min_bytes = value;
+  }
+  return settings;
+}
+
+const char* to_string(CompressionMode mode) {
+  switch (mode) {
+    case CompressionMode::off:
+      return "off";
+    case CompressionMode::on:
+      return "on";
+    case CompressionMode::automatic:
+      return "auto";
+  }
+  return "unknown";
+}
+
+void count_decision(CompressionDecisions& counts, CompressionReason reason) {
+  switch (reason) {
+    case CompressionReason::forced_on:
+    case CompressionReason::saves_time:
+      ++counts.compressed;
+      break;
+    case CompressionReason::forced_off:
+      ++counts.forced_off;
+      break;
+    case CompressionReason::too_small:
+      ++counts.too_small;
+      break;
+    case CompressionReason::unmeasured_link:
+      ++counts.unmeasured_link;
+      break;
+    case CompressionReason::fast_link:
+      ++counts.fast_link;
+      break;
+    case CompressionReason::no_saving:
+      ++counts.no_saving;
+      break;
+  }
+}
+
+void CompressionRule::Rate::add(double more_amount, double more_seconds) {
+  amount = amount * kDecay + more_amount;
+  seconds = seconds * kDecay + more_seconds;
+}
+
+std::optional<double> CompressionRule::Rate::per_second() const {
+  if (amount <= 0 || seconds <= 0) return std::nullopt;
+  return amount / seconds;
+}
+
+CompressionRule::CompressionRule(CompressionSettings settings, int peers)
+    : settings_(settings), links_(static_cast<std::size_t>(std::max(peers, 0))) {}
+
+double CompressionRule::compress_cost(const CompressionSample& sample) const {
+  const double sampled = sample.bytes_in > 0 && sample.seconds > 0
+                             ? sample.seconds / static_cast<double>(sample.bytes_in)
+                             : 0;
+  const std::optional<double> learned = compression_.per_second();
+  if (!learned) return sampled;
+  if (sampled == 0) return 1 / *learned;
+  // The sample speaks for this message's data, the history for steadier
+  // timing (a sample takes microseconds): each gets half the say.
+  return 0.5 * (sampled + 1 / *learned);
+}
+
+double CompressionRule::decompress_cost() const {
+  // Until this process has decompressed anything, decompression is taken
+  // to be as slow as compression (LZO decompresses 2-3 times faster, so
+  // the guess errs towards not compressing).
+  if (const std::optional<double> learned = decompression_.per_second()) return 1 / *learned;
+  if (const std::optional<double> learned = compression_.per_second()) return 1 / *learned;
+  return 0;
+}
+
+CompressionDecision CompressionRule::decide(int peer, std::int64_t bytes, std::int64_t depth,
+                                            const Sampler& sample) {
+  if (settings_.mode == CompressionMode::off) return {false, CompressionReason::forced_off, {}};
+  if (bytes < settings_.min_bytes || bytes == 0) return {false, CompressionReason::too_small, {}};
+  if (settings_.mode == CompressionMode::on) return {true, CompressionReason::forced_on, {}};
+
+  double link_cost = 0;  // seconds per byte on the wire to `peer`
+  {
+    std::lock_guard lock(mutex_);
+    if (peer < 0 || static_cast<std::size_t>(peer) >= links_.size()) {
+      throw UsageError(ErrorCode::invalid_argument,
+                       "compression rule: peer " + std::to_string(peer) + " out of range");
+    }
+    const std::optional<double> bandwidth =
+        links_[static_cast<std::size_t>(peer)].rate.per_second();
+    if (!bandwidth) return {false, CompressionReason::unmeasured_link, {}};
+    link_cost = 1 / *bandwidth;
+    // Even a message that compressed to nothing would take n/C to
+    // compress and n/D to decompress: if either alone is slower than the
+    // link, no sample can change the answer.
+    const std::optional<double> compress_speed = compression_.per_second();
+    const double codec_cost =
+        std::max(compress_speed ? 1 / *compress_speed : 0.0, decompress_cost());
+    if (codec_cost >= link_cost * (1 - settings_.margin)) {
+      return {false, CompressionReason::fast_link, {}};
+    }
+  }
+
+  const CompressionSample sampled = sample();
+  std::lock_guard lock(mutex_);
+  const double ratio = sampled.bytes_in > 0 ? static_cast<double>(sampled.bytes_out) /
+                                                  static_cast<double>(sampled.bytes_in)
+                                            : 1.0;
+  const double compress = compress_cost(sampled);
+  if (sampled.bytes_in > 0 && sampled.seconds > 0) {
+    compression_.add(static_cast<double>(sampled.bytes_in), sampled.seconds);
+  }
+  const double decompress = decompress_cost() > 0 ? decompress_cost() : compress;
+  const double wire = ratio * link_cost;
+  const double slowest = std::max({compress, wire, decompress});
+  const double unhidden = (compress + wire + decompress - slowest) /
+                          static_cast<double>(std::max<std::int64_t>(depth, 1));
+  // Per byte of the message: the compressed stream's pace against the
+  // raw one's, which is the link alone.
+  const bool pays = slowest + unhidden < (1 - settings_.margin) * link_cost;
+  return {pays, pays ? CompressionReason::saves_time : CompressionReason::no_saving, sampled};
+}
+
+void CompressionRule::record_transfer(int peer, std::int64_t wire_bytes, double start, double end) {
+  if (wire_bytes < kMeasuredBytes || end <= start) return;
+  std::lock_guard lock(mutex_);
+  if (peer < 0 || static_cast<std::size_t>(peer) >= links_.size()) return;
+  Link& link = links_[static_cast<std::size_t>(peer)];
+  // Transfers to one peer that overlap share the link: count the time
+  // from the later of this one's start and the previous one's end.
+  const double from = std::max(start, link.busy_until);
+  link.busy_until = std::max(link.busy_until, end);
+  // A transfer that ended inside time already counted still moved its
+  // bytes in that time.
+  link.rate.add(static_cast<double>(wire_bytes), std::max(end - from, 0.0));
+}
+
+void CompressionRule::record_compression(std::int64_t bytes_in, double seconds) {
+  if (bytes_in <= 0 || seconds <= 0) return;
+  std::lock_guard lock(mutex_);
+  compression_.add(static_cast<double>(bytes_in), seconds);
+}
+
+void CompressionRule::record_decompression(std::int64_t bytes_out, double seconds) {
+  if (bytes_out <= 0 || seconds <= 0) return;
+  std::lock_guard lock(mutex_);
+  decompression_.add(static_cast<double>(bytes_out), seconds);
+}
+
+CompressionEstimates CompressionRule::estimates() const {
+  std::lock_guard lock(mutex_);
+  CompressionEstimates estimates;
+  estimates.compress_bytes_per_second = compression_.per_second();
+  estimates.decompress_bytes_per_second = decompression_.per_second();
+  for (const Link& link : links_) estimates.link_bytes_per_second.push_back(link.rate.per_second());
+  return estimates;
+}
+
+}  // namespace flowio::exchange
