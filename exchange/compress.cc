@@ -217,18 +217,34 @@ CompressionSample sample_compression(std::span<const std::byte> message, std::si
   const std::size_t slice = total / slices;
   CompressionSample sample;
   if (slice == 0) return sample;
-  thread_local std::vector<std::byte> scratch;
-  if (scratch.size() < lzo_bound(slice)) scratch.resize(lzo_bound(slice));
-  const auto start = std::chrono::steady_clock::now();
+  thread_local std::vector<std::byte> compressed;
+  thread_local std::vector<std::byte> restored;
+  if (compressed.size() < lzo_bound(slice)) compressed.resize(lzo_bound(slice));
+  if (restored.size() < slice) restored.resize(slice);
   for (std::size_t i = 0; i < slices; ++i) {
     // Slice i starts at the i-th of `slices` equal parts of the message,
     // so the sample sees its beginning, middle and end.
     const std::size_t offset = slices == 1 ? 0 : i * (message.size() - slice) / (slices - 1);
-    const std::size_t out = lzo_compress(message.subspan(offset, slice), scratch.data());
+    const auto start = std::chrono::steady_clock::now();
+    const std::size_t out = lzo_compress(message.subspan(offset, slice), compressed.data());
+    sample.seconds += seconds_since(start);
     sample.bytes_in += static_cast<std::int64_t>(slice);
     sample.bytes_out += static_cast<std::int64_t>(std::min(out, slice));
+    if (out >= slice) continue;  // would go raw: nothing to decompress
+    // Decompression speed depends on the data too (long runs of zeros
+    // decode slower than they encode), so the sample times it as well.
+    const auto decode_start = std::chrono::steady_clock::now();
+    lzo_uint length = slice;
+    const int code =
+        lzo1x_decompress_safe(reinterpret_cast<const unsigned char*>(compressed.data()), out,
+                              reinterpret_cast<unsigned char*>(restored.data()), &length, nullptr);
+    sample.decompress_seconds += seconds_since(decode_start);
+    if (code != LZO_E_OK || length != slice) {
+      throw UsageError(ErrorCode::unsupported,
+                       "LZO1X cannot decode its own output (error " + std::to_string(code) + ")");
+    }
+    sample.bytes_decompressed += static_cast<std::int64_t>(slice);
   }
-  sample.seconds = seconds_since(start);
   return sample;
 }
 

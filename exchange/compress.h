@@ -120,18 +120,23 @@ std::vector<std::byte> compress_words(std::span<const std::int64_t> words);
 std::vector<std::int64_t> decompress_words(std::span<const std::byte> frame, std::size_t max_words);
 
 // What compressing a sample of a message measured: its bytes before and
-// after, and the time it took on this thread.
+// after (at most before: a slice that would not shrink counts as raw),
+// the time compressing took on this thread, and the time decompressing
+// the slices that shrank took.
 struct CompressionSample {
   std::int64_t bytes_in = 0;
   std::int64_t bytes_out = 0;
   double seconds = 0;
+  std::int64_t bytes_decompressed = 0;  // original bytes of the slices decoded
+  double decompress_seconds = 0;
 };
 
 // Compresses at most `sample_bytes` bytes of `message`, taken as up to four
 // equal slices spread over it (the whole message when it is that short),
-// each compressed on its own, and measures ratio and time. The output is
-// discarded. Small slices compress a little worse than the whole message,
-// so the sample errs towards not compressing.
+// each compressed on its own and decompressed again, and measures the
+// ratio and both times. The output is discarded. Small slices compress a
+// little worse than the whole message, so the sample errs towards not
+// compressing.
 CompressionSample sample_compression(std::span<const std::byte> message, std::size_t sample_bytes);
 
 }  // namespace flowio::exchange

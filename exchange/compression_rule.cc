@@ -94,26 +94,22 @@ std::optional<double> CompressionRule::Rate::per_second() const {
 CompressionRule::CompressionRule(CompressionSettings settings, int peers)
     : settings_(settings), links_(static_cast<std::size_t>(std::max(peers, 0))) {}
 
-double CompressionRule::compress_cost(const CompressionSample& sample) const {
-  const double sampled = sample.bytes_in > 0 && sample.seconds > 0
-                             ? sample.seconds / static_cast<double>(sample.bytes_in)
+namespace {
+
+// Seconds per byte from a sample's measurement and a learned rate: the
+// sample speaks for this message's data, the history for steadier timing
+// (a sample takes microseconds, and one preemption spoils it), so each
+// gets half the say. 0 when neither is known.
+double blend(std::int64_t sampled_bytes, double sampled_seconds, std::optional<double> learned) {
+  const double sampled = sampled_bytes > 0 && sampled_seconds > 0
+                             ? sampled_seconds / static_cast<double>(sampled_bytes)
                              : 0;
-  const std::optional<double> learned = compression_.per_second();
   if (!learned) return sampled;
   if (sampled == 0) return 1 / *learned;
-  // The sample speaks for this message's data, the history for steadier
-  // timing (a sample takes microseconds): each gets half the say.
   return 0.5 * (sampled + 1 / *learned);
 }
 
-double CompressionRule::decompress_cost() const {
-  // Until this process has decompressed anything, decompression is taken
-  // to be as slow as compression (LZO decompresses 2-3 times faster, so
-  // the guess errs towards not compressing).
-  if (const std::optional<double> learned = decompression_.per_second()) return 1 / *learned;
-  if (const std::optional<double> learned = compression_.per_second()) return 1 / *learned;
-  return 0;
-}
+}  // namespace
 
 CompressionDecision CompressionRule::decide(int peer, std::int64_t bytes, std::int64_t depth,
                                             const Sampler& sample) {
@@ -135,9 +131,8 @@ CompressionDecision CompressionRule::decide(int peer, std::int64_t bytes, std::i
     // Even a message that compressed to nothing would take n/C to
     // compress and n/D to decompress: if either alone is slower than the
     // link, no sample can change the answer.
-    const std::optional<double> compress_speed = compression_.per_second();
     const double codec_cost =
-        std::max(compress_speed ? 1 / *compress_speed : 0.0, decompress_cost());
+        std::max(blend(0, 0, compression_.per_second()), blend(0, 0, decompression_.per_second()));
     if (codec_cost >= link_cost * (1 - settings_.margin)) {
       return {false, CompressionReason::fast_link, {}};
     }
@@ -148,11 +143,18 @@ CompressionDecision CompressionRule::decide(int peer, std::int64_t bytes, std::i
   const double ratio = sampled.bytes_in > 0 ? static_cast<double>(sampled.bytes_out) /
                                                   static_cast<double>(sampled.bytes_in)
                                             : 1.0;
-  const double compress = compress_cost(sampled);
+  const double compress = blend(sampled.bytes_in, sampled.seconds, compression_.per_second());
+  double decompress =
+      blend(sampled.bytes_decompressed, sampled.decompress_seconds, decompression_.per_second());
+  // Nothing decompressed yet (the sample did not shrink): take it to be
+  // as slow as compression, erring towards not compressing.
+  if (decompress == 0) decompress = compress;
   if (sampled.bytes_in > 0 && sampled.seconds > 0) {
     compression_.add(static_cast<double>(sampled.bytes_in), sampled.seconds);
   }
-  const double decompress = decompress_cost() > 0 ? decompress_cost() : compress;
+  if (sampled.bytes_decompressed > 0 && sampled.decompress_seconds > 0) {
+    decompression_.add(static_cast<double>(sampled.bytes_decompressed), sampled.decompress_seconds);
+  }
   const double wire = ratio * link_cost;
   const double slowest = std::max({compress, wire, decompress});
   const double unhidden = (compress + wire + decompress - slowest) /

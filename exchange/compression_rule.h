@@ -20,11 +20,11 @@
 // - B per peer, from the messages this process sends (record_transfer):
 //   bytes over the time messages to that peer were in flight (overlapping
 //   messages are counted once), decayed so that it follows the link.
-// - r and C from a sample of the message at hand (sample_compression in
-//   compress.h: at most a few KiB, compressed and thrown away), with C
-//   also learned from every real compression (record_compression).
-// - D from this process's own decompressions (record_decompression): the
-//   peers run the same code on the same kind of machine.
+// - r, C and D from a sample of the message at hand (sample_compression
+//   in compress.h: at most a few KiB, compressed, decompressed and thrown
+//   away), with C and D also learned from every real compression and
+//   decompression (record_compression, record_decompression; the peers
+//   that decompress run the same code on the same kind of machine).
 // A message is sent raw without sampling when it is smaller than
 // flowio_compress_min_bytes, when nothing is known of its link yet (it
 // then measures it), or when the link is faster than compression and
@@ -145,10 +145,6 @@ class CompressionRule {
     Rate rate;
     double busy_until = 0;  // end of the latest transfer counted
   };
-
-  // Seconds per byte of the codec with this speed, or a guess.
-  double compress_cost(const CompressionSample& sample) const;
-  double decompress_cost() const;
 
   CompressionSettings settings_;
   mutable std::mutex mutex_;

@@ -202,7 +202,7 @@ TEST_CASE("Exchange.Compress.MetadataWords") {
   CHECK(decompress_words(compress_words({}), 0).empty());
 }
 
-// A sample is at most the budget, and its ratio tells zeros from random data.
+// A sample is at most the budget, its ratio tells zeros from random data, and it times decoding.
 TEST_CASE("Exchange.Compress.SampleRatio") {
   const std::vector<std::byte> zeros = values(1 << 20, 1.0, 37);
   const std::vector<std::byte> random = values(1 << 20, 0.0, 41);
@@ -212,6 +212,10 @@ TEST_CASE("Exchange.Compress.SampleRatio") {
   CHECK(zero_sample.bytes_out < zero_sample.bytes_in / 20);
   CHECK(random_sample.bytes_out == random_sample.bytes_in);
   CHECK(random_sample.seconds > 0);
+  // Slices that shrink are decoded again and timed; raw ones are not.
+  CHECK(zero_sample.bytes_decompressed == zero_sample.bytes_in);
+  CHECK(zero_sample.decompress_seconds > 0);
+  CHECK(random_sample.bytes_decompressed == 0);
   // A message shorter than the budget is sampled whole.
   const auto whole = sample_compression(std::span(zeros).first(1000), 16384);
   CHECK(whole.bytes_in == 1000);

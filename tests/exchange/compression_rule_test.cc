@@ -34,15 +34,21 @@ void feed_link(CompressionRule& rule, int peer, double rate, double& clock, int 
   }
 }
 
-// A sampler that reports `ratio` at `speed` bytes per second and counts its calls.
+// A sampler that reports `ratio`, compression at `speed` bytes per second
+// and decompression at `decode_speed` (three times faster unless given),
+// and counts its calls.
 struct FakeSampler {
   double ratio;
   double speed;
+  double decode_speed = 0;
   int calls = 0;
   CompressionSample operator()() {
     ++calls;
     const std::int64_t in = 16384;
-    return {in, static_cast<std::int64_t>(ratio * in), static_cast<double>(in) / speed};
+    const double decode = decode_speed > 0 ? decode_speed : 3 * speed;
+    if (ratio >= 1) return {in, in, static_cast<double>(in) / speed, 0, 0};
+    return {in, static_cast<std::int64_t>(ratio * in), static_cast<double>(in) / speed, in,
+            static_cast<double>(in) / decode};
   }
 };
 
@@ -148,6 +154,19 @@ TEST_CASE("Exchange.CompressionRule.OverlapMatters") {
   CHECK(decide(rule, 1, sampler, kMessage, 1).reason == CompressionReason::no_saving);
   // In a stream of 12: the codec runs while other messages are sent.
   CHECK(decide(rule, 1, sampler, kMessage, 12).compress);
+}
+
+// Data that encode fast but decode slowly (long zero runs) are judged by the slower side.
+TEST_CASE("Exchange.CompressionRule.SlowDecompressionCounts") {
+  CompressionRule rule(automatic(), 3);
+  double clock = 0;
+  feed_link(rule, 1, 500e6, clock);  // shared memory, seen through a loaded node
+  feed_link(rule, 2, 10e6, clock);   // one flow's share of a 1 Gbit/s link
+  FakeSampler zeros{0.005, 20e9, 300e6};
+  CHECK(decide(rule, 1, zeros).reason == CompressionReason::no_saving);
+  CHECK(decide(rule, 2, zeros).compress);
+  // What the samples taught is enough to skip sampling the fast link.
+  CHECK(decide(rule, 1, zeros).reason == CompressionReason::fast_link);
 }
 
 // Overlapping transfers to one peer count their shared time once; short ones are ignored.

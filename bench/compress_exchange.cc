@@ -1,0 +1,295 @@
+#include "bench/compress_exchange.h"
+
+#include <mpi.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <stdexcept>
+
+#include "exchange/compress.h"
+#include "flowio/error.h"
+
+namespace bench::compress {
+namespace {
+
+using flowio::exchange::CompressionDecision;
+using flowio::exchange::CompressionRule;
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// What the progress thread hands back to the rank's main thread: arrived
+// receives and freed send buffers, and the first MPI error.
+class Mailbox {
+ public:
+  void arrived(std::size_t receive, std::size_t frame_bytes) {
+    {
+      std::lock_guard lock(mutex_);
+      arrivals_.push_back({receive, frame_bytes});
+    }
+    ready_.notify_one();
+  }
+  void sent(std::size_t buffer) {
+    {
+      std::lock_guard lock(mutex_);
+      free_buffers_.push_back(buffer);
+    }
+    ready_.notify_one();
+  }
+  void failed(int code) {
+    {
+      std::lock_guard lock(mutex_);
+      if (error_ == MPI_SUCCESS) error_ = code;
+    }
+    ready_.notify_one();
+  }
+
+  struct Arrival {
+    std::size_t receive;
+    std::size_t frame_bytes;
+  };
+  // Waits until there is an arrival or (if `want_buffer`) a free buffer;
+  // takes all arrivals, and a buffer if asked and available.
+  std::vector<Arrival> wait(bool block, bool want_buffer, std::optional<std::size_t>& buffer) {
+    std::unique_lock lock(mutex_);
+    if (block) {
+      ready_.wait(lock, [&] {
+        return error_ != MPI_SUCCESS || !arrivals_.empty() ||
+               (want_buffer && !free_buffers_.empty());
+      });
+    }
+    flowio::check_mpi(error_, "exchange harness");
+    std::vector<Arrival> taken(arrivals_.begin(), arrivals_.end());
+    arrivals_.clear();
+    if (want_buffer && !free_buffers_.empty()) {
+      buffer = free_buffers_.front();
+      free_buffers_.pop_front();
+    }
+    return taken;
+  }
+  // Waits until `count` buffers are free: every send has completed.
+  void wait_all_sent(std::size_t count) {
+    std::unique_lock lock(mutex_);
+    ready_.wait(lock, [&] { return error_ != MPI_SUCCESS || free_buffers_.size() == count; });
+    flowio::check_mpi(error_, "exchange harness");
+  }
+
+ private:
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<Arrival> arrivals_;
+  std::deque<std::size_t> free_buffers_;
+  int error_ = MPI_SUCCESS;
+};
+
+}  // namespace
+
+std::int64_t ExchangeHarness::Message::nodes() const {
+  return static_cast<std::int64_t>(end - first);
+}
+
+ExchangeHarness::~ExchangeHarness() { MPI_Comm_free(&comm_); }
+
+ExchangeHarness::ExchangeHarness(const Mesh& mesh, int messages_in_flight,
+                                 flowio::runtime::Progress& progress)
+    : mesh_(mesh), messages_in_flight_(std::max(1, messages_in_flight)), progress_(progress) {
+  flowio::check_mpi(MPI_Comm_dup(MPI_COMM_WORLD, &comm_), "MPI_Comm_dup");
+  MPI_Comm_rank(comm_, &rank_);
+  local_ = mesh.local_data(rank_);
+  realm_.resize(static_cast<std::size_t>((mesh.realm_end(rank_) - mesh.realm_first(rank_)) *
+                                         mesh.node_bytes()));
+  const int ranks = mesh.ranks();
+  // Windows in order, aggregators round-robin from the next rank, so
+  // that every peer gets data early.
+  // A message's tag is its window's position in its realm, so that a
+  // receive can only match the message it was posted for.
+  std::vector<std::vector<const Window*>> by_aggregator(static_cast<std::size_t>(ranks));
+  for (const Window& window : mesh.windows()) {
+    by_aggregator[static_cast<std::size_t>(window.aggregator)].push_back(&window);
+  }
+  for (const auto& list : by_aggregator) {
+    if (list.size() > 32767) {
+      throw std::invalid_argument("exchange harness: more than 32767 windows in a realm");
+    }
+  }
+  std::size_t most = 0;
+  for (const auto& list : by_aggregator) most = std::max(most, list.size());
+  for (std::size_t index = 0; index < most; ++index) {
+    for (int step = 1; step < ranks; ++step) {
+      const int peer = (rank_ + step) % ranks;
+      const auto& list = by_aggregator[static_cast<std::size_t>(peer)];
+      if (index >= list.size()) continue;
+      const auto [first, end] = mesh.local_range(rank_, *list[index]);
+      if (end > first) sends_.push_back({peer, static_cast<int>(index), first, end});
+    }
+  }
+  const auto& mine = by_aggregator[static_cast<std::size_t>(rank_)];
+  for (std::size_t index = 0; index < mine.size(); ++index) {
+    for (int client = 0; client < ranks; ++client) {
+      const auto [first, end] = mesh.local_range(client, *mine[index]);
+      if (end == first) continue;
+      (client == rank_ ? own_ : receives_).push_back({client, static_cast<int>(index), first, end});
+    }
+  }
+}
+
+std::int64_t ExchangeHarness::realm_offset() const {
+  return mesh_.realm_first(rank_) * mesh_.node_bytes();
+}
+
+void ExchangeHarness::scatter(int client, const Message& message, const std::byte* data) {
+  const std::vector<std::int64_t>& nodes = mesh_.nodes_of(client);
+  const std::int64_t node_bytes = mesh_.node_bytes();
+  const std::int64_t realm_first = mesh_.realm_first(rank_);
+  for (std::size_t i = message.first; i < message.end; ++i) {
+    std::memcpy(realm_.data() + (nodes[i] - realm_first) * node_bytes,
+                data + static_cast<std::int64_t>(i - message.first) * node_bytes,
+                static_cast<std::size_t>(node_bytes));
+  }
+}
+
+void ExchangeHarness::run(CompressionRule& rule, flowio::CompressionStatistics& statistics) {
+  namespace ex = flowio::exchange;
+  const std::int64_t node_bytes = mesh_.node_bytes();
+  Mailbox mailbox;
+
+  // Receives first, each watched on its own so that it is handled as
+  // soon as it arrives.
+  std::vector<std::vector<std::byte>> frames(receives_.size());
+  for (std::size_t i = 0; i < receives_.size(); ++i) {
+    const Message& message = receives_[i];
+    frames[i].resize(ex::frame_bound(static_cast<std::size_t>(message.nodes() * node_bytes)));
+    MPI_Request request = MPI_REQUEST_NULL;
+    flowio::check_mpi(MPI_Irecv(frames[i].data(), static_cast<int>(frames[i].size()), MPI_BYTE,
+                                message.peer, message.tag, comm_, &request),
+                      "MPI_Irecv");
+    progress_.watch({request}, [&mailbox, i](int code, std::span<const MPI_Status> statuses) {
+      if (code != MPI_SUCCESS) return mailbox.failed(code);
+      int count = 0;
+      MPI_Get_count(&statuses[0], MPI_BYTE, &count);
+      mailbox.arrived(i, static_cast<std::size_t>(count));
+    });
+  }
+
+  for (const Message& message : own_) {
+    scatter(rank_, message, local_.data() + message.first * static_cast<std::size_t>(node_bytes));
+  }
+
+  std::size_t received = 0;
+  const auto handle = [&](const std::vector<Mailbox::Arrival>& arrivals) {
+    for (const Mailbox::Arrival& arrival : arrivals) {
+      const Message& message = receives_[arrival.receive];
+      const std::span<const std::byte> frame(frames[arrival.receive].data(), arrival.frame_bytes);
+      const ex::FrameHeader header = ex::read_frame_header(frame);
+      statistics.received_bytes_in += static_cast<std::int64_t>(frame.size());
+      statistics.received_bytes_out += static_cast<std::int64_t>(header.original_bytes);
+      if (header.method == ex::FrameMethod::raw) {
+        scatter(message.peer, message, ex::raw_payload(frame).data());
+      } else {
+        std::vector<std::byte>& plain = plain_;
+        plain.resize(header.original_bytes);
+        const double start = now_seconds();
+        ex::decompress_frame(frame, plain);
+        const double seconds = now_seconds() - start;
+        statistics.decompress_seconds += seconds;
+        rule.record_decompression(static_cast<std::int64_t>(plain.size()), seconds);
+        scatter(message.peer, message, plain.data());
+      }
+      ++received;
+    }
+  };
+
+  // Send buffers, each large enough for the largest frame.
+  std::int64_t largest = 0;
+  for (const Message& message : sends_) largest = std::max(largest, message.nodes() * node_bytes);
+  const std::size_t buffers =
+      std::min<std::size_t>(static_cast<std::size_t>(messages_in_flight_), sends_.size());
+  std::vector<std::vector<std::byte>> send_buffers(buffers);
+  for (std::size_t b = 0; b < buffers; ++b) {
+    send_buffers[b].resize(ex::compress_capacity(static_cast<std::size_t>(largest)));
+    mailbox.sent(b);
+  }
+
+  const std::int64_t depth = static_cast<std::int64_t>(sends_.size());
+  for (const Message& message : sends_) {
+    std::optional<std::size_t> buffer;
+    for (;;) {
+      handle(mailbox.wait(true, true, buffer));
+      if (buffer) break;
+    }
+    const std::span<const std::byte> data(
+        local_.data() + message.first * static_cast<std::size_t>(node_bytes),
+        static_cast<std::size_t>(message.nodes() * node_bytes));
+    double sample_seconds = 0;
+    const CompressionDecision decision =
+        rule.decide(message.peer, static_cast<std::int64_t>(data.size()), depth, [&] {
+          const ex::CompressionSample sample =
+              ex::sample_compression(data, static_cast<std::size_t>(rule.settings().sample_bytes));
+          sample_seconds = sample.seconds;
+          return sample;
+        });
+    ex::count_decision(statistics.decisions, decision.reason);
+    statistics.sample_seconds += sample_seconds;
+    statistics.compress_seconds += sample_seconds;
+    std::vector<std::byte>& frame = send_buffers[*buffer];
+    std::size_t frame_bytes = 0;
+    if (decision.compress) {
+      const double start = now_seconds();
+      const ex::EncodedFrame encoded = ex::compress_frame(data, frame);
+      const double seconds = now_seconds() - start;
+      statistics.compress_seconds += seconds;
+      rule.record_compression(static_cast<std::int64_t>(data.size()), seconds);
+      if (!encoded.compressed) {
+        --statistics.decisions.compressed;
+        ++statistics.decisions.not_shrinking;
+      }
+      frame_bytes = encoded.frame_bytes;
+    } else {
+      // The pack: the client's nodes of the window, behind the header.
+      std::memcpy(frame.data() + ex::kFrameHeaderBytes, data.data(), data.size());
+      frame_bytes = ex::seal_raw_frame(frame, data.size());
+    }
+    statistics.data_bytes_in += static_cast<std::int64_t>(data.size());
+    statistics.data_bytes_out += static_cast<std::int64_t>(frame_bytes);
+    MPI_Request request = MPI_REQUEST_NULL;
+    const double posted = now_seconds();
+    flowio::check_mpi(MPI_Isend(frame.data(), static_cast<int>(frame_bytes), MPI_BYTE, message.peer,
+                                message.tag, comm_, &request),
+                      "MPI_Isend");
+    const int peer = message.peer;
+    const std::size_t used = *buffer;
+    progress_.watch({request}, [&mailbox, &rule, peer, used, frame_bytes, posted](
+                                   int code, std::span<const MPI_Status>) {
+      if (code != MPI_SUCCESS) return mailbox.failed(code);
+      rule.record_transfer(peer, static_cast<std::int64_t>(frame_bytes), posted, now_seconds());
+      mailbox.sent(used);
+    });
+  }
+  while (received < receives_.size()) {
+    std::optional<std::size_t> unused;
+    handle(mailbox.wait(true, false, unused));
+  }
+  mailbox.wait_all_sent(buffers);
+}
+
+bool ExchangeHarness::realm_is_correct() const {
+  const std::int64_t node_bytes = mesh_.node_bytes();
+  std::vector<std::byte> expected(static_cast<std::size_t>(node_bytes));
+  for (std::int64_t node = mesh_.realm_first(rank_); node < mesh_.realm_end(rank_); ++node) {
+    mesh_.node_values(node, expected.data());
+    if (std::memcmp(expected.data(), realm_.data() + (node - mesh_.realm_first(rank_)) * node_bytes,
+                    static_cast<std::size_t>(node_bytes)) != 0) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace bench::compress
