@@ -33,6 +33,8 @@
 # removed by the next run. Exit status: the job's, or 2 for a usage error,
 # 3 when the bed cannot be made.
 set -euo pipefail
+# ip and tc live in /usr/sbin, which test runners leave out of PATH.
+export PATH="$PATH:/usr/sbin:/sbin"
 
 rate=1gbit
 hosts=1
@@ -155,6 +157,7 @@ limit() {
 
 status=0
 if [ "$hosts" = 1 ]; then
+  echo "netbed: $ranks ranks in namespace $prefix-a over TCP on its loopback, rate $rate" >&2
   ns="$prefix-a"
   make_namespace "$ns"
   limit "$ns" lo
@@ -189,6 +192,8 @@ for end in "$a va" "$b vb"; do
     { echo "netbed: $dev in $ns did not come up" >&2; exit 3; }
 done
 
+echo "netbed: ranks 0..$((split - 1)) in $a (va 10.77.0.1), $split..$((ranks - 1)) in $b" \
+  "(vb 10.77.0.2), TCP over the veth, rate $rate each way" >&2
 # A host with no rank gets no part in the MPMD command line.
 parts=()
 if [ "$split" -gt 0 ]; then
