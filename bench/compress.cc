@@ -48,6 +48,7 @@
 #include "bench/bench_support.h"
 #include "bench/compress_exchange.h"
 #include "bench/compress_mesh.h"
+#include "exchange/compress_stage.h"
 #include "exchange/compression_rule.h"
 #include "flowio/error.h"
 #include "flowio/file.h"
@@ -231,22 +232,7 @@ int main(int argc, char** argv) {
                       continue;
                     }
                     seconds[mode].push_back(elapsed);
-                    CompressionStatistics& sum = statistics[mode];
-                    for (const auto& [into, from] :
-                         {std::pair{&sum.data_bytes_in, run_statistics.data_bytes_in},
-                          {&sum.data_bytes_out, run_statistics.data_bytes_out},
-                          {&sum.decisions.compressed, run_statistics.decisions.compressed},
-                          {&sum.decisions.not_shrinking, run_statistics.decisions.not_shrinking},
-                          {&sum.decisions.too_small, run_statistics.decisions.too_small},
-                          {&sum.decisions.unmeasured_link,
-                           run_statistics.decisions.unmeasured_link},
-                          {&sum.decisions.fast_link, run_statistics.decisions.fast_link},
-                          {&sum.decisions.no_saving, run_statistics.decisions.no_saving}}) {
-                      *into += from;
-                    }
-                    sum.compress_seconds += run_statistics.compress_seconds;
-                    sum.sample_seconds += run_statistics.sample_seconds;
-                    sum.decompress_seconds += run_statistics.decompress_seconds;
+                    flowio::exchange::add_statistics(statistics[mode], run_statistics);
                   }
                   if (total && rep > 0) {
                     flowio_seconds.push_back(bench::time_collective([&] {

@@ -13,17 +13,13 @@
 #include <stdexcept>
 
 #include "exchange/compress.h"
+#include "exchange/compress_stage.h"
 #include "flowio/error.h"
 
 namespace bench::compress {
 namespace {
 
-using flowio::exchange::CompressionDecision;
 using flowio::exchange::CompressionRule;
-
-double now_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 // What the progress thread hands back to the rank's main thread: arrived
 // receives and freed send buffers, and the first MPI error.
@@ -158,6 +154,7 @@ void ExchangeHarness::scatter(int client, const Message& message, const std::byt
 void ExchangeHarness::run(CompressionRule& rule, flowio::CompressionStatistics& statistics) {
   namespace ex = flowio::exchange;
   const std::int64_t node_bytes = mesh_.node_bytes();
+  ex::CompressStage stage(rule);
   Mailbox mailbox;
 
   // Receives first, each watched on its own so that it is handled as
@@ -182,93 +179,55 @@ void ExchangeHarness::run(CompressionRule& rule, flowio::CompressionStatistics& 
     scatter(rank_, message, local_.data() + message.first * static_cast<std::size_t>(node_bytes));
   }
 
+  // Receive -> decompress -> unpack (scatter into the realm).
   std::size_t received = 0;
   const auto handle = [&](const std::vector<Mailbox::Arrival>& arrivals) {
     for (const Mailbox::Arrival& arrival : arrivals) {
       const Message& message = receives_[arrival.receive];
       const std::span<const std::byte> frame(frames[arrival.receive].data(), arrival.frame_bytes);
-      const ex::FrameHeader header = ex::read_frame_header(frame);
-      statistics.received_bytes_in += static_cast<std::int64_t>(frame.size());
-      statistics.received_bytes_out += static_cast<std::int64_t>(header.original_bytes);
-      if (header.method == ex::FrameMethod::raw) {
-        scatter(message.peer, message, ex::raw_payload(frame).data());
-      } else {
-        std::vector<std::byte>& plain = plain_;
-        plain.resize(header.original_bytes);
-        const double start = now_seconds();
-        ex::decompress_frame(frame, plain);
-        const double seconds = now_seconds() - start;
-        statistics.decompress_seconds += seconds;
-        rule.record_decompression(static_cast<std::int64_t>(plain.size()), seconds);
-        scatter(message.peer, message, plain.data());
-      }
+      const std::span<const std::byte> plain = stage.decode(
+          frame, static_cast<std::size_t>(message.nodes() * node_bytes), plain_, statistics);
+      scatter(message.peer, message, plain.data());
       ++received;
     }
   };
 
-  // Send buffers, each large enough for the largest frame.
+  // Per message in flight: a staging buffer the pack fills behind the
+  // header, and a spare one for the compressed frame.
   std::int64_t largest = 0;
   for (const Message& message : sends_) largest = std::max(largest, message.nodes() * node_bytes);
-  const std::size_t buffers =
+  const std::size_t slots =
       std::min<std::size_t>(static_cast<std::size_t>(messages_in_flight_), sends_.size());
-  std::vector<std::vector<std::byte>> send_buffers(buffers);
-  for (std::size_t b = 0; b < buffers; ++b) {
-    send_buffers[b].resize(ex::compress_capacity(static_cast<std::size_t>(largest)));
-    mailbox.sent(b);
+  std::vector<std::vector<std::byte>> staging(slots);
+  std::vector<std::vector<std::byte>> spare(slots);
+  for (std::size_t slot = 0; slot < slots; ++slot) {
+    staging[slot].resize(ex::frame_bound(static_cast<std::size_t>(largest)));
+    spare[slot].resize(ex::compress_capacity(static_cast<std::size_t>(largest)));
+    mailbox.sent(slot);
   }
 
+  // Pack -> compress (or seal raw) -> send.
   const std::int64_t depth = static_cast<std::int64_t>(sends_.size());
   for (const Message& message : sends_) {
-    std::optional<std::size_t> buffer;
-    for (;;) {
-      handle(mailbox.wait(true, true, buffer));
-      if (buffer) break;
-    }
-    const std::span<const std::byte> data(
-        local_.data() + message.first * static_cast<std::size_t>(node_bytes),
-        static_cast<std::size_t>(message.nodes() * node_bytes));
-    double sample_seconds = 0;
-    const CompressionDecision decision =
-        rule.decide(message.peer, static_cast<std::int64_t>(data.size()), depth, [&] {
-          const ex::CompressionSample sample =
-              ex::sample_compression(data, static_cast<std::size_t>(rule.settings().sample_bytes));
-          sample_seconds = sample.seconds;
-          return sample;
-        });
-    ex::count_decision(statistics.decisions, decision.reason);
-    statistics.sample_seconds += sample_seconds;
-    statistics.compress_seconds += sample_seconds;
-    std::vector<std::byte>& frame = send_buffers[*buffer];
-    std::size_t frame_bytes = 0;
-    if (decision.compress) {
-      const double start = now_seconds();
-      const ex::EncodedFrame encoded = ex::compress_frame(data, frame);
-      const double seconds = now_seconds() - start;
-      statistics.compress_seconds += seconds;
-      rule.record_compression(static_cast<std::int64_t>(data.size()), seconds);
-      if (!encoded.compressed) {
-        --statistics.decisions.compressed;
-        ++statistics.decisions.not_shrinking;
-      }
-      frame_bytes = encoded.frame_bytes;
-    } else {
-      // The pack: the client's nodes of the window, behind the header.
-      std::memcpy(frame.data() + ex::kFrameHeaderBytes, data.data(), data.size());
-      frame_bytes = ex::seal_raw_frame(frame, data.size());
-    }
-    statistics.data_bytes_in += static_cast<std::int64_t>(data.size());
-    statistics.data_bytes_out += static_cast<std::int64_t>(frame_bytes);
+    std::optional<std::size_t> slot;
+    while (!slot) handle(mailbox.wait(true, true, slot));
+    const std::size_t bytes = static_cast<std::size_t>(message.nodes() * node_bytes);
+    std::memcpy(staging[*slot].data() + ex::kFrameHeaderBytes,
+                local_.data() + message.first * static_cast<std::size_t>(node_bytes), bytes);
+    const std::span<const std::byte> frame =
+        stage.encode(message.peer, staging[*slot], bytes, spare[*slot], depth, statistics);
     MPI_Request request = MPI_REQUEST_NULL;
-    const double posted = now_seconds();
-    flowio::check_mpi(MPI_Isend(frame.data(), static_cast<int>(frame_bytes), MPI_BYTE, message.peer,
-                                message.tag, comm_, &request),
+    const double posted = ex::compress_stage_clock();
+    flowio::check_mpi(MPI_Isend(frame.data(), static_cast<int>(frame.size()), MPI_BYTE,
+                                message.peer, message.tag, comm_, &request),
                       "MPI_Isend");
     const int peer = message.peer;
-    const std::size_t used = *buffer;
-    progress_.watch({request}, [&mailbox, &rule, peer, used, frame_bytes, posted](
+    const std::size_t used = *slot;
+    const std::size_t frame_bytes = frame.size();
+    progress_.watch({request}, [&mailbox, &stage, peer, used, frame_bytes, posted](
                                    int code, std::span<const MPI_Status>) {
       if (code != MPI_SUCCESS) return mailbox.failed(code);
-      rule.record_transfer(peer, static_cast<std::int64_t>(frame_bytes), posted, now_seconds());
+      stage.record_send(peer, frame_bytes, posted, ex::compress_stage_clock());
       mailbox.sent(used);
     });
   }
@@ -276,7 +235,7 @@ void ExchangeHarness::run(CompressionRule& rule, flowio::CompressionStatistics& 
     std::optional<std::size_t> unused;
     handle(mailbox.wait(true, false, unused));
   }
-  mailbox.wait_all_sent(buffers);
+  mailbox.wait_all_sent(slots);
 }
 
 bool ExchangeHarness::realm_is_correct() const {
