@@ -3,6 +3,7 @@
 #include <mpi.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <condition_variable>
 #include <cstring>
@@ -151,6 +152,26 @@ void ExchangeHarness::scatter(int client, const Message& message, const std::byt
   }
 }
 
+namespace {
+
+// One message as two blocks of bytes, wherever they are (MPI_BOTTOM-based
+// addresses): a frame's header and its payload. Freed right after the
+// send or receive is posted, which MPI allows.
+MPI_Datatype two_blocks(const std::byte* header, const std::byte* payload, std::size_t bytes) {
+  MPI_Aint addresses[2];
+  MPI_Get_address(header, &addresses[0]);
+  MPI_Get_address(payload, &addresses[1]);
+  const int lengths[2] = {static_cast<int>(flowio::exchange::kFrameHeaderBytes),
+                          static_cast<int>(bytes)};
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  flowio::check_mpi(MPI_Type_create_hindexed(2, lengths, addresses, MPI_BYTE, &type),
+                    "MPI_Type_create_hindexed");
+  flowio::check_mpi(MPI_Type_commit(&type), "MPI_Type_commit");
+  return type;
+}
+
+}  // namespace
+
 void ExchangeHarness::run(CompressionRule& rule, flowio::CompressionStatistics& statistics) {
   namespace ex = flowio::exchange;
   const std::int64_t node_bytes = mesh_.node_bytes();
@@ -158,15 +179,18 @@ void ExchangeHarness::run(CompressionRule& rule, flowio::CompressionStatistics& 
   Mailbox mailbox;
 
   // Receives first, each watched on its own so that it is handled as
-  // soon as it arrives.
-  std::vector<std::vector<std::byte>> frames(receives_.size());
+  // soon as it arrives: the frame's header into `headers`, its payload
+  // into `regions`, where the raw message belongs.
+  std::vector<std::array<std::byte, ex::kFrameHeaderBytes>> headers(receives_.size());
+  std::vector<std::vector<std::byte>> regions(receives_.size());
   for (std::size_t i = 0; i < receives_.size(); ++i) {
     const Message& message = receives_[i];
-    frames[i].resize(ex::frame_bound(static_cast<std::size_t>(message.nodes() * node_bytes)));
+    regions[i].resize(static_cast<std::size_t>(message.nodes() * node_bytes));
+    MPI_Datatype type = two_blocks(headers[i].data(), regions[i].data(), regions[i].size());
     MPI_Request request = MPI_REQUEST_NULL;
-    flowio::check_mpi(MPI_Irecv(frames[i].data(), static_cast<int>(frames[i].size()), MPI_BYTE,
-                                message.peer, message.tag, comm_, &request),
-                      "MPI_Irecv");
+    const int code = MPI_Irecv(MPI_BOTTOM, 1, type, message.peer, message.tag, comm_, &request);
+    MPI_Type_free(&type);
+    flowio::check_mpi(code, "MPI_Irecv");
     progress_.watch({request}, [&mailbox, i](int code, std::span<const MPI_Status> statuses) {
       if (code != MPI_SUCCESS) return mailbox.failed(code);
       int count = 0;
@@ -183,47 +207,50 @@ void ExchangeHarness::run(CompressionRule& rule, flowio::CompressionStatistics& 
   std::size_t received = 0;
   const auto handle = [&](const std::vector<Mailbox::Arrival>& arrivals) {
     for (const Mailbox::Arrival& arrival : arrivals) {
-      const Message& message = receives_[arrival.receive];
-      const std::span<const std::byte> frame(frames[arrival.receive].data(), arrival.frame_bytes);
-      const std::span<const std::byte> plain = stage.decode(
-          frame, static_cast<std::size_t>(message.nodes() * node_bytes), plain_, statistics);
-      scatter(message.peer, message, plain.data());
+      const std::size_t i = arrival.receive;
+      if (arrival.frame_bytes < ex::kFrameHeaderBytes) {
+        throw ex::MalformedMessage("a frame shorter than its header arrived");
+      }
+      stage.decode(headers[i], regions[i], arrival.frame_bytes - ex::kFrameHeaderBytes, scratch_,
+                   statistics);
+      scatter(receives_[i].peer, receives_[i], regions[i].data());
       ++received;
     }
   };
 
-  // Per message in flight: a staging buffer the pack fills behind the
-  // header, and a spare one for the compressed frame.
+  // Per message in flight: its header and a spare buffer to compress into.
+  // A client's nodes of a window are contiguous in its local data, which
+  // raw messages are sent from (the pack has nothing to do).
   std::int64_t largest = 0;
   for (const Message& message : sends_) largest = std::max(largest, message.nodes() * node_bytes);
   const std::size_t slots =
       std::min<std::size_t>(static_cast<std::size_t>(messages_in_flight_), sends_.size());
-  std::vector<std::vector<std::byte>> staging(slots);
+  std::vector<ex::CompressStage::Outgoing> outgoing(slots);
   std::vector<std::vector<std::byte>> spare(slots);
   for (std::size_t slot = 0; slot < slots; ++slot) {
-    staging[slot].resize(ex::frame_bound(static_cast<std::size_t>(largest)));
     spare[slot].resize(ex::compress_capacity(static_cast<std::size_t>(largest)));
     mailbox.sent(slot);
   }
 
-  // Pack -> compress (or seal raw) -> send.
+  // Compress (or not) -> send.
   const std::int64_t depth = static_cast<std::int64_t>(sends_.size());
   for (const Message& message : sends_) {
     std::optional<std::size_t> slot;
     while (!slot) handle(mailbox.wait(true, true, slot));
-    const std::size_t bytes = static_cast<std::size_t>(message.nodes() * node_bytes);
-    std::memcpy(staging[*slot].data() + ex::kFrameHeaderBytes,
-                local_.data() + message.first * static_cast<std::size_t>(node_bytes), bytes);
-    const std::span<const std::byte> frame =
-        stage.encode(message.peer, staging[*slot], bytes, spare[*slot], depth, statistics);
+    const std::span<const std::byte> data(
+        local_.data() + message.first * static_cast<std::size_t>(node_bytes),
+        static_cast<std::size_t>(message.nodes() * node_bytes));
+    ex::CompressStage::Outgoing& frame = outgoing[*slot];
+    frame = stage.encode(message.peer, data, spare[*slot], depth, statistics);
+    MPI_Datatype type = two_blocks(frame.header.data(), frame.payload.data(), frame.payload.size());
     MPI_Request request = MPI_REQUEST_NULL;
     const double posted = ex::compress_stage_clock();
-    flowio::check_mpi(MPI_Isend(frame.data(), static_cast<int>(frame.size()), MPI_BYTE,
-                                message.peer, message.tag, comm_, &request),
-                      "MPI_Isend");
+    const int code = MPI_Isend(MPI_BOTTOM, 1, type, message.peer, message.tag, comm_, &request);
+    MPI_Type_free(&type);
+    flowio::check_mpi(code, "MPI_Isend");
     const int peer = message.peer;
     const std::size_t used = *slot;
-    const std::size_t frame_bytes = frame.size();
+    const std::size_t frame_bytes = frame.frame_bytes();
     progress_.watch({request}, [&mailbox, &stage, peer, used, frame_bytes, posted](
                                    int code, std::span<const MPI_Status>) {
       if (code != MPI_SUCCESS) return mailbox.failed(code);

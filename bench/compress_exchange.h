@@ -2,18 +2,22 @@
 // with compression: the proof of exchange/compress and
 // exchange/compression_rule before the engine's graph has a compress node.
 //
-// Every rank is a client and an aggregator (its realm: mesh.h). A client
-// sends, for every window of every other aggregator, one message with its
-// nodes in that window: pack -> (rule) -> compress or raw frame -> MPI_Isend,
-// windows in order and aggregators round-robin, with at most
-// `messages_in_flight` frames outstanding; the progress thread
-// (runtime/progress.h) drives the sends and receives meanwhile, so
-// compressing message k+1 overlaps sending message k. An aggregator posts
-// a receive for every message it expects at the start (each of
-// frame_bound(bytes): it knows the size from the mesh, as a real
+// Every rank is a client and an aggregator (its realm: compress_mesh.h). A
+// client sends, for every window of every other aggregator, one message
+// with its nodes in that window (contiguous in its local data, so there
+// is nothing to pack): (rule) -> compress into a spare buffer, or raw ->
+// MPI_Isend of header + payload as one two-block message, windows in
+// order and aggregators round-robin, with at most `messages_in_flight`
+// frames outstanding; the progress thread (runtime/progress.h) drives the
+// sends and receives meanwhile, so compressing message k+1 overlaps
+// sending message k. An aggregator posts a receive for every message it
+// expects at the start, the header aside and the payload into a region of
+// the message's size (it knows the size from the mesh, as a real
 // aggregator does from the metadata) and, between compressions and after
-// the last one, decompresses each arrived frame and scatters its nodes
-// into its realm buffer. A client's own nodes are copied directly.
+// the last one, decodes each arrived frame in place and scatters its
+// nodes into its realm buffer. A client's own nodes are copied directly.
+// This is the engine's protocol as exchange/compress_stage.h describes
+// it.
 //
 // The rule sees what the engine's would: the message's peer and size,
 // the number of messages in the stream, samples taken on demand, and the
@@ -75,10 +79,10 @@ class ExchangeHarness {
   flowio::runtime::Progress& progress_;
   std::vector<std::byte> local_;
   std::vector<std::byte> realm_;
-  std::vector<Message> sends_;     // in sending order
-  std::vector<Message> receives_;  // from other ranks
-  std::vector<Message> own_;       // this rank's nodes in its own realm
-  std::vector<std::byte> plain_;   // a decompressed message
+  std::vector<Message> sends_;      // in sending order
+  std::vector<Message> receives_;   // from other ranks
+  std::vector<Message> own_;        // this rank's nodes in its own realm
+  std::vector<std::byte> scratch_;  // a compressed payload being decoded
 };
 
 }  // namespace bench::compress

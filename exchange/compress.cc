@@ -3,6 +3,7 @@
 #include <lzo/lzo1x.h>
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -112,19 +113,20 @@ std::size_t seal_raw_frame(std::span<std::byte> frame, std::size_t payload_bytes
   return frame_bound(payload_bytes);
 }
 
-FrameHeader read_frame_header(std::span<const std::byte> frame, std::size_t max_original_bytes) {
-  if (frame.size() < kFrameHeaderBytes) {
-    throw MalformedMessage("frame of " + std::to_string(frame.size()) +
-                           " bytes is shorter than its header");
-  }
+namespace {
+
+// The checks of read_frame_header, for a header and the payload bytes
+// that arrived with it (wherever they were put).
+FrameHeader check_frame(const std::byte* header_bytes, std::span<const std::byte> payload,
+                        std::size_t max_original_bytes) {
   std::uint8_t tag[4];
   std::uint32_t sum = 0;
   std::uint64_t original = 0;
-  std::uint64_t payload = 0;
-  std::memcpy(tag, frame.data(), sizeof tag);
-  std::memcpy(&sum, frame.data() + 4, sizeof sum);
-  std::memcpy(&original, frame.data() + 8, sizeof original);
-  std::memcpy(&payload, frame.data() + 16, sizeof payload);
+  std::uint64_t announced = 0;
+  std::memcpy(tag, header_bytes, sizeof tag);
+  std::memcpy(&sum, header_bytes + 4, sizeof sum);
+  std::memcpy(&original, header_bytes + 8, sizeof original);
+  std::memcpy(&announced, header_bytes + 16, sizeof announced);
   if (tag[0] != kMagic0 || tag[1] != kMagic1 || tag[2] != kVersion) {
     throw MalformedMessage("bad magic or version");
   }
@@ -134,25 +136,61 @@ FrameHeader read_frame_header(std::span<const std::byte> frame, std::size_t max_
   }
   FrameHeader header;
   header.method = static_cast<FrameMethod>(tag[3]);
-  if (payload != frame.size() - kFrameHeaderBytes) {
-    throw MalformedMessage("header announces " + std::to_string(payload) +
-                           " payload bytes, the frame holds " +
-                           std::to_string(frame.size() - kFrameHeaderBytes));
+  if (announced != payload.size()) {
+    throw MalformedMessage("header announces " + std::to_string(announced) +
+                           " payload bytes, the frame holds " + std::to_string(payload.size()));
   }
   if (original > max_original_bytes) {
     throw MalformedMessage("frame announces " + std::to_string(original) + " bytes, at most " +
                            std::to_string(max_original_bytes) + " expected");
   }
-  if (header.method == FrameMethod::raw ? payload != original : payload >= original) {
-    throw MalformedMessage("payload of " + std::to_string(payload) + " bytes for " +
+  if (header.method == FrameMethod::raw ? announced != original : announced >= original) {
+    throw MalformedMessage("payload of " + std::to_string(announced) + " bytes for " +
                            std::to_string(original) + " original bytes");
   }
   const std::uint32_t expected_sum =
-      header.method == FrameMethod::raw ? 0 : checksum(frame.data() + kFrameHeaderBytes, payload);
+      header.method == FrameMethod::raw ? 0 : checksum(payload.data(), payload.size());
   if (sum != expected_sum) throw MalformedMessage("checksum mismatch");
   header.original_bytes = static_cast<std::size_t>(original);
-  header.payload_bytes = static_cast<std::size_t>(payload);
+  header.payload_bytes = payload.size();
   return header;
+}
+
+// Decodes the checked compressed `payload` into `destination` (exactly
+// the original bytes; the two must not overlap).
+void decode_payload(std::span<const std::byte> payload, std::span<std::byte> destination) {
+  initialize_lzo();
+  // The _safe decoder checks every read against the input's end and every
+  // write against `length` (the destination's size), so a corrupt payload
+  // stops with an error code instead of running off either buffer.
+  lzo_uint length = destination.size();
+  const int code =
+      lzo1x_decompress_safe(reinterpret_cast<const unsigned char*>(payload.data()), payload.size(),
+                            reinterpret_cast<unsigned char*>(destination.data()), &length, nullptr);
+  if (code != LZO_E_OK) {
+    throw MalformedMessage("LZO1X decoding failed with LZO error " + std::to_string(code));
+  }
+  if (length != destination.size()) {
+    throw MalformedMessage("payload decodes to " + std::to_string(length) + " bytes, " +
+                           std::to_string(destination.size()) + " announced");
+  }
+}
+
+void require_size(const FrameHeader& header, std::size_t expected) {
+  if (header.original_bytes != expected) {
+    throw MalformedMessage("frame announces " + std::to_string(header.original_bytes) + " bytes, " +
+                           std::to_string(expected) + " expected");
+  }
+}
+
+}  // namespace
+
+FrameHeader read_frame_header(std::span<const std::byte> frame, std::size_t max_original_bytes) {
+  if (frame.size() < kFrameHeaderBytes) {
+    throw MalformedMessage("frame of " + std::to_string(frame.size()) +
+                           " bytes is shorter than its header");
+  }
+  return check_frame(frame.data(), frame.subspan(kFrameHeaderBytes), max_original_bytes);
 }
 
 std::span<const std::byte> raw_payload(std::span<const std::byte> frame) {
@@ -163,30 +201,39 @@ std::span<const std::byte> raw_payload(std::span<const std::byte> frame) {
 
 void decompress_frame(std::span<const std::byte> frame, std::span<std::byte> destination) {
   const FrameHeader header = read_frame_header(frame, destination.size());
-  if (header.original_bytes != destination.size()) {
-    throw MalformedMessage("frame announces " + std::to_string(header.original_bytes) + " bytes, " +
-                           std::to_string(destination.size()) + " expected");
-  }
-  const std::byte* payload = frame.data() + kFrameHeaderBytes;
+  require_size(header, destination.size());
+  const std::span<const std::byte> payload = frame.subspan(kFrameHeaderBytes);
   if (header.method == FrameMethod::raw) {
-    if (header.payload_bytes > 0) std::memcpy(destination.data(), payload, header.payload_bytes);
+    if (!payload.empty()) std::memcpy(destination.data(), payload.data(), payload.size());
     return;
   }
-  initialize_lzo();
-  // The _safe decoder checks every read against the input's end and every
-  // write against `length` (the destination's size), so a corrupt payload
-  // stops with an error code instead of running off either buffer.
-  lzo_uint length = destination.size();
-  const int code =
-      lzo1x_decompress_safe(reinterpret_cast<const unsigned char*>(payload), header.payload_bytes,
-                            reinterpret_cast<unsigned char*>(destination.data()), &length, nullptr);
-  if (code != LZO_E_OK) {
-    throw MalformedMessage("LZO1X decoding failed with LZO error " + std::to_string(code));
+  decode_payload(payload, destination);
+}
+
+std::array<std::byte, kFrameHeaderBytes> raw_frame_header(std::size_t payload_bytes) {
+  std::array<std::byte, kFrameHeaderBytes> header;
+  write_header(header.data(), FrameMethod::raw, payload_bytes, payload_bytes);
+  return header;
+}
+
+FrameHeader decode_in_place(std::span<const std::byte> header, std::span<std::byte> region,
+                            std::size_t payload_bytes, std::vector<std::byte>& scratch) {
+  if (header.size() != kFrameHeaderBytes) {
+    throw MalformedMessage("header of " + std::to_string(header.size()) + " bytes");
   }
-  if (length != destination.size()) {
-    throw MalformedMessage("payload decodes to " + std::to_string(length) + " bytes, " +
-                           std::to_string(destination.size()) + " announced");
+  if (payload_bytes > region.size()) {
+    throw MalformedMessage(std::to_string(payload_bytes) + " payload bytes received for " +
+                           std::to_string(region.size()) + " expected");
   }
+  const FrameHeader checked =
+      check_frame(header.data(), region.first(payload_bytes), region.size());
+  require_size(checked, region.size());
+  if (checked.method == FrameMethod::raw) return checked;
+  // The payload occupies the start of the region it decodes into: move it
+  // out first (it is the short, compressed form).
+  scratch.assign(region.begin(), region.begin() + static_cast<std::ptrdiff_t>(payload_bytes));
+  decode_payload(scratch, region);
+  return checked;
 }
 
 std::vector<std::byte> compress_words(std::span<const std::int64_t> words) {

@@ -32,6 +32,7 @@
 // (allocated on a thread's first compression, kept until it exits).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -102,6 +103,22 @@ FrameHeader read_frame_header(std::span<const std::byte> frame,
 // The payload of a raw frame, in place, after read_frame_header's checks.
 // Throws MalformedMessage for a malformed or a compressed frame.
 std::span<const std::byte> raw_payload(std::span<const std::byte> frame);
+
+// The header of a raw frame of `payload_bytes`, for a sender that sends
+// the header and the payload from separate buffers (one send with a
+// two-block datatype, the payload straight from where it lies).
+std::array<std::byte, kFrameHeaderBytes> raw_frame_header(std::size_t payload_bytes);
+
+// A frame received in two places: a receiver may put the header aside
+// and the payload straight where the raw data belong (one receive with a
+// two-block datatype), so that a raw frame needs no copy at all. `header`
+// is the kFrameHeaderBytes header; `region` is where the original bytes
+// belong (its size is what the receiver expects), of which the first
+// `payload_bytes` (what arrived) hold the payload. Checks as
+// read_frame_header does; a compressed payload is moved to `scratch` and
+// decoded into `region`. Returns the header; throws MalformedMessage.
+FrameHeader decode_in_place(std::span<const std::byte> header, std::span<std::byte> region,
+                            std::size_t payload_bytes, std::vector<std::byte>& scratch);
 
 // Decodes `frame` into `destination`, whose size must equal the frame's
 // original bytes (the receiver knows what it expects). Throws

@@ -5,12 +5,18 @@
 // check the frame (compress.h), feed the rule what they measure and count
 // everything in CompressionStatistics.
 //
-// Memory: a packer writes a message's payload behind kFrameHeaderBytes of
-// room in its staging buffer. A message that goes raw is sealed there, in
-// place, and sent from the staging buffer (no copy); one that is
-// compressed goes into a second buffer of compress_capacity(bytes). On
-// the receiving side a raw frame is unpacked from the receive buffer
-// itself; a compressed one is decoded into a scratch buffer first.
+// Memory and copies: a message goes raw straight from where it lies (the
+// user's buffer, or the pack's staging buffer) behind a separate header,
+// and is received with its header put aside and its payload straight
+// where the data belong, so that a raw message costs no copy on either
+// side: send and receive each with a two-block datatype (header, payload).
+// A compressed frame is written into a spare buffer of
+// compress_capacity(bytes) and sent from there (its header and payload
+// are contiguous there); the receiver moves the short compressed payload
+// out of the place it landed in and decodes it into that place.
+// Both sides must agree that messages are framed at all: compression
+// "off" on every process means no frames (flowio_compress must have the
+// same value everywhere, as cb_buffer_size must).
 //
 // Thread safety: a CompressStage may be used from several threads at once
 // (the rule is thread-safe); each call writes only the statistics object
@@ -18,6 +24,7 @@
 // add_statistics).
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -41,15 +48,22 @@ class CompressStage {
   // Borrows `rule` (the file's) for the stage's life.
   explicit CompressStage(CompressionRule& rule) : rule_(rule) {}
 
-  // Frames the message of `bytes` bytes packed at
-  // staging[kFrameHeaderBytes...] for `peer`, one of `depth` messages this
-  // process sends in the operation's stream. Returns the frame to send:
-  // the start of `staging` (raw, sealed in place) or of `spare`
-  // (compressed). `staging` must hold frame_bound(bytes) bytes and `spare`
-  // compress_capacity(bytes) (UsageError(invalid_argument) otherwise).
-  std::span<const std::byte> encode(int peer, std::span<std::byte> staging, std::size_t bytes,
-                                    std::span<std::byte> spare, std::int64_t depth,
-                                    CompressionStatistics& statistics);
+  // What a sender sends for one message: `header`, then `payload` (the
+  // message where it lies when it goes raw, the compressed payload in
+  // the spare buffer otherwise).
+  struct Outgoing {
+    std::array<std::byte, kFrameHeaderBytes> header{};
+    std::span<const std::byte> payload;
+    bool compressed = false;
+    std::size_t frame_bytes() const { return header.size() + payload.size(); }
+  };
+
+  // Frames `message` for `peer`, one of `depth` messages this process
+  // sends in the operation's stream. `spare` must hold
+  // compress_capacity(message.size()) bytes and not overlap `message`
+  // (UsageError(invalid_argument) otherwise).
+  Outgoing encode(int peer, std::span<const std::byte> message, std::span<std::byte> spare,
+                  std::int64_t depth, CompressionStatistics& statistics);
 
   // A frame of `frame_bytes` sent to `peer` was posted at `posted` and
   // completed at `completed` (compress_stage_clock() seconds).
@@ -57,13 +71,13 @@ class CompressStage {
     rule_.record_transfer(peer, static_cast<std::int64_t>(frame_bytes), posted, completed);
   }
 
-  // The payload of a received frame (exactly the bytes received) that
-  // must hold `expected_bytes`: in place for a raw frame, else decoded
-  // into `scratch` (resized). Throws MalformedMessage for a frame that is
-  // malformed or holds another length.
-  std::span<const std::byte> decode(std::span<const std::byte> frame, std::size_t expected_bytes,
-                                    std::vector<std::byte>& scratch,
-                                    CompressionStatistics& statistics);
+  // A frame received as `header` plus the payload in the first
+  // `payload_bytes` of `region`, whose size is what the receiver expects:
+  // leaves the message in `region` (decoded through `scratch` if it was
+  // compressed). Throws MalformedMessage (decode_in_place in compress.h).
+  void decode(std::span<const std::byte> header, std::span<std::byte> region,
+              std::size_t payload_bytes, std::vector<std::byte>& scratch,
+              CompressionStatistics& statistics);
 
   // Metadata: a frame of `words` for `peer`, compressed when the rule
   // says so (one of `depth` metadata messages), and the words of a
@@ -74,12 +88,6 @@ class CompressStage {
                                          CompressionStatistics& statistics);
 
  private:
-  // Decides for `payload` and writes the frame: in place behind the
-  // header of `staging`, or compressed into `spare`.
-  std::span<const std::byte> frame(int peer, std::span<std::byte> staging,
-                                   std::span<const std::byte> payload, std::span<std::byte> spare,
-                                   std::int64_t depth, CompressionStatistics& statistics);
-
   CompressionRule& rule_;
 };
 

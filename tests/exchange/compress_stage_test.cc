@@ -1,7 +1,7 @@
-// The compress and decompress stage bodies: raw messages are framed in
-// place and unpacked from the receive buffer, compressed ones go through
-// the spare and scratch buffers, every decision and byte is counted, and
-// metadata word lists round-trip.
+// The compress and decompress stage bodies: raw messages are sent from
+// where they lie and received where they belong, compressed ones go
+// through the spare and scratch buffers, every decision and byte is
+// counted, and metadata word lists round-trip.
 #include "exchange/compress_stage.h"
 
 #include <doctest/doctest.h>
@@ -27,100 +27,118 @@ CompressionRule rule_for(CompressionMode mode) {
   return CompressionRule(settings, 4);
 }
 
-// A staging buffer holding `bytes` bytes of 8-byte values, each zero with
-// probability `zeros`, behind room for the header; and its payload.
-struct Packed {
-  std::vector<std::byte> staging;
-  std::vector<std::byte> payload;
-  Packed(std::size_t bytes, double zeros, std::uint64_t seed)
-      : staging(flowio::exchange::frame_bound(bytes)), payload(bytes) {
-    std::mt19937_64 rng(seed);
-    std::bernoulli_distribution zero(zeros);
-    for (std::size_t at = 0; at + 8 <= bytes; at += 8) {
-      const std::uint64_t value = zero(rng) ? 0 : rng();
-      std::memcpy(payload.data() + at, &value, 8);
-    }
-    std::memcpy(staging.data() + kFrameHeaderBytes, payload.data(), bytes);
+// `bytes` bytes of 8-byte values, each zero with probability `zeros`.
+std::vector<std::byte> message(std::size_t bytes, double zeros, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::bernoulli_distribution zero(zeros);
+  std::vector<std::byte> data(bytes);
+  for (std::size_t at = 0; at + 8 <= bytes; at += 8) {
+    const std::uint64_t value = zero(rng) ? 0 : rng();
+    std::memcpy(data.data() + at, &value, 8);
+  }
+  return data;
+}
+
+// What a receiver's two-block receive leaves: the header aside, the
+// payload at the start of a region of the expected size.
+struct Received {
+  std::vector<std::byte> header;
+  std::vector<std::byte> region;
+  std::size_t payload_bytes;
+  Received(const CompressStage::Outgoing& sent, std::size_t expected)
+      : header(sent.header.begin(), sent.header.end()),
+        region(expected, std::byte{0x77}),
+        payload_bytes(sent.payload.size()) {
+    std::memcpy(region.data(), sent.payload.data(), sent.payload.size());
   }
 };
 
 }  // namespace
 
-// With compression off, the frame is the staging buffer itself, and decoding reads it in place.
+// With compression off, the message goes raw from where it lies and is received where it belongs.
 TEST_CASE("Exchange.CompressStage.RawInPlace") {
   CompressionRule rule = rule_for(CompressionMode::off);
   CompressStage stage(rule);
-  Packed packed(100000, 0.9, 1);
-  std::vector<std::byte> spare(flowio::exchange::compress_capacity(packed.payload.size()));
+  const std::vector<std::byte> data = message(100000, 0.9, 1);
+  std::vector<std::byte> spare(flowio::exchange::compress_capacity(data.size()));
   CompressionStatistics statistics;
-  const auto frame = stage.encode(2, packed.staging, packed.payload.size(), spare, 4, statistics);
-  CHECK(frame.data() == packed.staging.data());
-  CHECK(frame.size() == packed.staging.size());
+  const auto sent = stage.encode(2, data, spare, 4, statistics);
+  CHECK(sent.payload.data() == data.data());
+  CHECK(sent.payload.size() == data.size());
+  CHECK_FALSE(sent.compressed);
   CHECK(statistics.mode == "off");
   CHECK(statistics.decisions.forced_off == 1);
   CHECK(statistics.data_bytes_out == statistics.data_bytes_in + kFrameHeaderBytes);
+  Received received(sent, data.size());
   std::vector<std::byte> scratch;
-  const auto plain = stage.decode(frame, packed.payload.size(), scratch, statistics);
-  CHECK(plain.data() == frame.data() + kFrameHeaderBytes);
-  CHECK(std::vector<std::byte>(plain.begin(), plain.end()) == packed.payload);
+  stage.decode(received.header, received.region, received.payload_bytes, scratch, statistics);
+  CHECK(received.region == data);
   CHECK(scratch.empty());
+  CHECK(statistics.received_bytes_out == static_cast<std::int64_t>(data.size()));
 }
 
-// Forced on, compressible data go through the spare buffer and come back through scratch.
+// Forced on, compressible data are framed in the spare buffer and decoded in place.
 TEST_CASE("Exchange.CompressStage.CompressedThroughSpare") {
   CompressionRule rule = rule_for(CompressionMode::on);
   CompressStage stage(rule);
-  Packed packed(200000, 0.75, 2);
-  std::vector<std::byte> spare(flowio::exchange::compress_capacity(packed.payload.size()));
-  CompressionStatistics sent;
-  const auto frame = stage.encode(1, packed.staging, packed.payload.size(), spare, 4, sent);
-  CHECK(frame.data() == spare.data());
-  CHECK(frame.size() < packed.payload.size() / 2);
-  CHECK(sent.decisions.compressed == 1);
-  CHECK(sent.compress_seconds > 0);
-  CHECK(sent.data_bytes_out == static_cast<std::int64_t>(frame.size()));
+  const std::vector<std::byte> data = message(200000, 0.75, 2);
+  std::vector<std::byte> spare(flowio::exchange::compress_capacity(data.size()));
+  CompressionStatistics sent_statistics;
+  const auto sent = stage.encode(1, data, spare, 4, sent_statistics);
+  CHECK(sent.compressed);
+  CHECK(sent.payload.data() == spare.data() + kFrameHeaderBytes);
+  CHECK(sent.frame_bytes() < data.size() / 2);
+  CHECK(sent_statistics.decisions.compressed == 1);
+  CHECK(sent_statistics.compress_seconds > 0);
+  CHECK(sent_statistics.data_bytes_out == static_cast<std::int64_t>(sent.frame_bytes()));
+  Received received(sent, data.size());
   std::vector<std::byte> scratch;
-  CompressionStatistics received;
-  const auto plain = stage.decode(frame, packed.payload.size(), scratch, received);
-  CHECK(plain.data() == scratch.data());
-  CHECK(scratch == packed.payload);
-  CHECK(received.received_bytes_in == static_cast<std::int64_t>(frame.size()));
-  CHECK(received.received_bytes_out == static_cast<std::int64_t>(packed.payload.size()));
-  CHECK(received.decompress_seconds > 0);
+  CompressionStatistics received_statistics;
+  stage.decode(received.header, received.region, received.payload_bytes, scratch,
+               received_statistics);
+  CHECK(received.region == data);
+  CHECK(received_statistics.received_bytes_in == static_cast<std::int64_t>(sent.frame_bytes()));
+  CHECK(received_statistics.received_bytes_out == static_cast<std::int64_t>(data.size()));
+  CHECK(received_statistics.decompress_seconds > 0);
   CHECK(rule.estimates().decompress_bytes_per_second.has_value());
 }
 
-// Forced on, random data do not shrink: sent raw from staging and counted as not shrinking.
+// Forced on, random data do not shrink: sent raw from where they lie, counted as not shrinking.
 TEST_CASE("Exchange.CompressStage.NotShrinkingGoesRaw") {
   CompressionRule rule = rule_for(CompressionMode::on);
   CompressStage stage(rule);
-  Packed packed(50000, 0.0, 3);
-  std::vector<std::byte> spare(flowio::exchange::compress_capacity(packed.payload.size()));
+  const std::vector<std::byte> data = message(50000, 0.0, 3);
+  std::vector<std::byte> spare(flowio::exchange::compress_capacity(data.size()));
   CompressionStatistics statistics;
-  const auto frame = stage.encode(1, packed.staging, packed.payload.size(), spare, 4, statistics);
-  CHECK(frame.data() == packed.staging.data());
+  const auto sent = stage.encode(1, data, spare, 4, statistics);
+  CHECK(sent.payload.data() == data.data());
+  CHECK_FALSE(sent.compressed);
   CHECK(statistics.decisions.compressed == 0);
   CHECK(statistics.decisions.not_shrinking == 1);
+  Received received(sent, data.size());
   std::vector<std::byte> scratch;
-  const auto plain = stage.decode(frame, packed.payload.size(), scratch, statistics);
-  CHECK(std::vector<std::byte>(plain.begin(), plain.end()) == packed.payload);
+  stage.decode(received.header, received.region, received.payload_bytes, scratch, statistics);
+  CHECK(received.region == data);
 }
 
-// Buffers too small are refused; a frame of another length than expected is rejected.
+// A spare buffer too small is refused; a frame cut short or of another length is rejected.
 TEST_CASE("Exchange.CompressStage.Checks") {
   CompressionRule rule = rule_for(CompressionMode::on);
   CompressStage stage(rule);
-  Packed packed(4096, 0.5, 4);
+  const std::vector<std::byte> data = message(4096, 0.5, 4);
   std::vector<std::byte> small_spare(100);
   CompressionStatistics statistics;
-  CHECK_THROWS_AS(stage.encode(1, packed.staging, 4096, small_spare, 1, statistics),
-                  flowio::UsageError);
-  std::vector<std::byte> spare(flowio::exchange::compress_capacity(4096));
-  const auto frame = stage.encode(1, packed.staging, 4096, spare, 1, statistics);
+  CHECK_THROWS_AS(stage.encode(1, data, small_spare, 1, statistics), flowio::UsageError);
+  std::vector<std::byte> spare(flowio::exchange::compress_capacity(data.size()));
+  const auto sent = stage.encode(1, data, spare, 1, statistics);
+  REQUIRE(sent.compressed);
   std::vector<std::byte> scratch;
-  CHECK_THROWS_AS(stage.decode(frame, 4095, scratch, statistics),
-                  flowio::exchange::MalformedMessage);
-  CHECK_THROWS_AS(stage.decode(frame.first(frame.size() - 1), 4096, scratch, statistics),
+  Received shorter(sent, data.size() - 1);
+  CHECK_THROWS_AS(
+      stage.decode(shorter.header, shorter.region, shorter.payload_bytes, scratch, statistics),
+      flowio::exchange::MalformedMessage);
+  Received cut(sent, data.size());
+  CHECK_THROWS_AS(stage.decode(cut.header, cut.region, cut.payload_bytes - 1, scratch, statistics),
                   flowio::exchange::MalformedMessage);
 }
 

@@ -187,6 +187,40 @@ TEST_CASE("Exchange.Compress.SizeMismatchRejected") {
   CHECK_THROWS_AS(raw_payload(frame), MalformedMessage);
 }
 
+// A frame received split (header aside, payload where the data belong) decodes in place.
+TEST_CASE("Exchange.Compress.InPlaceReceive") {
+  std::vector<std::byte> scratch;
+  // Raw: the header made apart, the payload already where it belongs.
+  const std::vector<std::byte> plain = values(50000, 0.0, 43);
+  std::vector<std::byte> region = plain;
+  const auto raw_header = flowio::exchange::raw_frame_header(plain.size());
+  CHECK(flowio::exchange::decode_in_place(raw_header, region, plain.size(), scratch).method ==
+        FrameMethod::raw);
+  CHECK(region == plain);
+  // Compressed: the payload arrives at the start of the region.
+  const std::vector<std::byte> data = values(50000, 0.8, 47);
+  const std::vector<std::byte> frame = frame_of(data);
+  const std::size_t payload = frame.size() - kFrameHeaderBytes;
+  const std::span<const std::byte> header(frame.data(), kFrameHeaderBytes);
+  region.assign(data.size(), std::byte{0x55});
+  std::memcpy(region.data(), frame.data() + kFrameHeaderBytes, payload);
+  CHECK(flowio::exchange::decode_in_place(header, region, payload, scratch).method ==
+        FrameMethod::lzo1x_1);
+  CHECK(region == data);
+  // Fewer payload bytes than announced, more than the region, or a region
+  // of another size: rejected.
+  std::memcpy(region.data(), frame.data() + kFrameHeaderBytes, payload);
+  CHECK_THROWS_AS(flowio::exchange::decode_in_place(header, region, payload - 1, scratch),
+                  MalformedMessage);
+  CHECK_THROWS_AS(flowio::exchange::decode_in_place(header, region, region.size() + 1, scratch),
+                  MalformedMessage);
+  CHECK_THROWS_AS(
+      flowio::exchange::decode_in_place(header, std::span(region).first(1000), payload, scratch),
+      MalformedMessage);
+  CHECK_THROWS_AS(flowio::exchange::decode_in_place(header.first(8), region, payload, scratch),
+                  MalformedMessage);
+}
+
 // Metadata word lists (access_codec's pieces encoding) round-trip, shrink, and are bounded.
 TEST_CASE("Exchange.Compress.MetadataWords") {
   std::vector<flowio::core::Piece> pieces;

@@ -105,6 +105,13 @@ else
   run switched_off -genv LD_PRELOAD "$preload" -genv FLOWIO_MPIIO_REPORT 1 -genv FLOWIO_MPIIO off
 fi
 
+if [ -n "${FLOWIO_TEST_LAUNCHER:-}" ]; then
+  # What the launcher said about where it ran the ranks (its first line).
+  for label in plain "${others[@]}"; do
+    echo "$label run launched by $FLOWIO_TEST_LAUNCHER: $(head -n 1 "$work/$label/stderr")"
+  done
+fi
+
 echo "==== $name on $ranks ranks: stdout of the plain run ===="
 cat "$work/plain/stdout"
 
