@@ -98,7 +98,9 @@ std::vector<double> flatten(const CompressionStatistics& s) {
           static_cast<double>(d.too_small),
           static_cast<double>(d.unmeasured_link),
           static_cast<double>(d.fast_link),
-          static_cast<double>(d.no_saving)};
+          static_cast<double>(d.no_saving),
+          static_cast<double>(d.no_gain_observed),
+          static_cast<double>(d.probes)};
 }
 
 std::vector<double> sum_over_ranks(const std::vector<double>& mine) {
@@ -258,15 +260,16 @@ int main(int argc, char** argv) {
               if (verbose) {
                 for (const std::string& mode : modes) {
                   const auto estimates = rules.at(mode).estimates();
+                  const auto megabytes = [](const std::optional<double>& rate) {
+                    return " " + std::to_string(static_cast<long long>(rate.value_or(0) / 1e6));
+                  };
                   std::string text =
-                      "# rank " + std::to_string(rank) + " mode " + mode + " C=" +
-                      std::to_string(estimates.compress_bytes_per_second.value_or(0) / 1e6) +
-                      " D=" +
-                      std::to_string(estimates.decompress_bytes_per_second.value_or(0) / 1e6) +
-                      " links MB/s:";
-                  for (const auto& link_rate : estimates.link_bytes_per_second) {
-                    text += " " + std::to_string(link_rate.value_or(0) / 1e6);
-                  }
+                      "# rank " + std::to_string(rank) + " mode " + mode + " MB/s: compress" +
+                      megabytes(estimates.compress_bytes_per_second) + " decompress" +
+                      megabytes(estimates.decompress_bytes_per_second) + "; by peer: link";
+                  for (const auto& rate : estimates.link_bytes_per_second) text += megabytes(rate);
+                  text += "; stages: raw" + megabytes(estimates.raw_stage_bytes_per_second) +
+                          " compressed" + megabytes(estimates.compressed_stage_bytes_per_second);
                   std::fprintf(stderr, "%s\n", text.c_str());
                 }
               }
@@ -289,6 +292,8 @@ int main(int argc, char** argv) {
                                 .add("unmeasured", sums[8] / reps)
                                 .add("fast_link", sums[9] / reps)
                                 .add("no_saving", sums[10] / reps)
+                                .add("no_gain", sums[11] / reps)
+                                .add("probes", sums[12] / reps)
                                 .add("compress_s", sums[2] / reps)
                                 .add("sample_s", sums[3] / reps)
                                 .add("decompress_s", sums[4] / reps));

@@ -172,10 +172,12 @@ MPI_Datatype two_blocks(const std::byte* header, const std::byte* payload, std::
 
 }  // namespace
 
-void ExchangeHarness::run(CompressionRule& rule, flowio::CompressionStatistics& statistics) {
+void ExchangeHarness::run(CompressionRule& rule, flowio::CompressionStatistics& totals) {
   namespace ex = flowio::exchange;
+  const double started = ex::compress_stage_clock();
   const std::int64_t node_bytes = mesh_.node_bytes();
-  ex::CompressStage stage(rule);
+  ex::CompressStage stage(rule);  // the whole exchange is one stage
+  flowio::CompressionStatistics statistics;
   Mailbox mailbox;
 
   // Receives first, each watched on its own so that it is handled as
@@ -250,11 +252,10 @@ void ExchangeHarness::run(CompressionRule& rule, flowio::CompressionStatistics& 
     flowio::check_mpi(code, "MPI_Isend");
     const int peer = message.peer;
     const std::size_t used = *slot;
-    const std::size_t frame_bytes = frame.frame_bytes();
-    progress_.watch({request}, [&mailbox, &stage, peer, used, frame_bytes, posted](
+    progress_.watch({request}, [&mailbox, &stage, &frame, peer, used, posted](
                                    int code, std::span<const MPI_Status>) {
       if (code != MPI_SUCCESS) return mailbox.failed(code);
-      stage.record_send(peer, frame_bytes, posted, ex::compress_stage_clock());
+      stage.record_send(peer, frame, posted, ex::compress_stage_clock());
       mailbox.sent(used);
     });
   }
@@ -263,6 +264,8 @@ void ExchangeHarness::run(CompressionRule& rule, flowio::CompressionStatistics& 
     handle(mailbox.wait(true, false, unused));
   }
   mailbox.wait_all_sent(slots);
+  stage.finish(ex::compress_stage_clock() - started, statistics);
+  ex::add_statistics(totals, statistics);
 }
 
 bool ExchangeHarness::realm_is_correct() const {

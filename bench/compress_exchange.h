@@ -47,10 +47,11 @@ class ExchangeHarness {
   ~ExchangeHarness();
 
   // One exchange (collective over MPI_COMM_WORLD, which the mesh's ranks
-  // are). Adds what this rank did to `statistics`; `rule` (this rank's,
+  // are). Adds what this rank did to `totals`; `rule` (this rank's,
   // kept across calls like a file's) decides and learns. Throws MpiError
   // or MalformedMessage on failure.
-  void run(flowio::exchange::CompressionRule& rule, flowio::CompressionStatistics& statistics);
+  // The exchange is one stage of the rule (compress_stage.h).
+  void run(flowio::exchange::CompressionRule& rule, flowio::CompressionStatistics& totals);
 
   // This rank's realm as the last run left it, and where it starts in
   // the file.

@@ -26,6 +26,8 @@ void add_statistics(CompressionStatistics& into, const CompressionStatistics& fr
   to.unmeasured_link += add.unmeasured_link;
   to.fast_link += add.fast_link;
   to.no_saving += add.no_saving;
+  to.no_gain_observed += add.no_gain_observed;
+  to.probes += add.probes;
 }
 
 double compress_stage_clock() {
@@ -43,7 +45,7 @@ CompressStage::Outgoing CompressStage::encode(int peer, std::span<const std::byt
   if (statistics.mode.empty()) statistics.mode = to_string(rule_.settings().mode);
   double sample_seconds = 0;
   const CompressionDecision decision =
-      rule_.decide(peer, static_cast<std::int64_t>(message.size()), depth, [&] {
+      rule_.decide(peer, static_cast<std::int64_t>(message.size()), depth, stage_, [&] {
         const CompressionSample sample =
             sample_compression(message, static_cast<std::size_t>(rule_.settings().sample_bytes));
         sample_seconds = sample.seconds + sample.decompress_seconds;
@@ -55,6 +57,7 @@ CompressStage::Outgoing CompressStage::encode(int peer, std::span<const std::byt
   Outgoing outgoing;
   outgoing.header = raw_frame_header(message.size());
   outgoing.payload = message;
+  outgoing.original_bytes = message.size();
   if (decision.compress) {
     const double start = compress_stage_clock();
     const EncodedFrame encoded = compress_frame(message, spare);
@@ -65,6 +68,7 @@ CompressStage::Outgoing CompressStage::encode(int peer, std::span<const std::byt
       std::memcpy(outgoing.header.data(), spare.data(), kFrameHeaderBytes);
       outgoing.payload = spare.subspan(kFrameHeaderBytes, encoded.frame_bytes - kFrameHeaderBytes);
       outgoing.compressed = true;
+      compressed_bytes_ += static_cast<std::int64_t>(message.size());
     } else {
       // Sent raw from where it lies after all (compress_frame's raw copy
       // in `spare` is not needed).
@@ -75,6 +79,21 @@ CompressStage::Outgoing CompressStage::encode(int peer, std::span<const std::byt
   statistics.data_bytes_in += static_cast<std::int64_t>(message.size());
   statistics.data_bytes_out += static_cast<std::int64_t>(outgoing.frame_bytes());
   return outgoing;
+}
+
+void CompressStage::finish(double seconds, const CompressionStatistics& statistics) {
+  rule_.record_stage(seconds, statistics.data_bytes_in + statistics.received_bytes_out,
+                     statistics.data_bytes_in, compressed_bytes_.load());
+}
+
+void CompressStage::record_send(int peer, const Outgoing& sent, double posted, double completed) {
+  SentMessage message;
+  message.original_bytes = static_cast<std::int64_t>(sent.original_bytes);
+  message.wire_bytes = static_cast<std::int64_t>(sent.frame_bytes());
+  message.compressed = sent.compressed;
+  message.posted = posted;
+  message.completed = completed;
+  rule_.record_send(peer, message);
 }
 
 void CompressStage::decode(std::span<const std::byte> header, std::span<std::byte> region,
@@ -107,8 +126,7 @@ std::vector<std::byte> CompressStage::encode_words(int peer, std::span<const std
   std::vector<std::byte> frame(outgoing.frame_bytes());
   std::memcpy(frame.data(), outgoing.header.data(), kFrameHeaderBytes);
   if (!outgoing.payload.empty()) {
-    std::memcpy(frame.data() + kFrameHeaderBytes, outgoing.payload.data(),
-                outgoing.payload.size());
+    std::memcpy(frame.data() + kFrameHeaderBytes, outgoing.payload.data(), outgoing.payload.size());
   }
   return frame;
 }

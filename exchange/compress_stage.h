@@ -21,10 +21,11 @@
 // Thread safety: a CompressStage may be used from several threads at once
 // (the rule is thread-safe); each call writes only the statistics object
 // it is given, so concurrent calls need separate ones (merge them with
-// add_statistics).
+// add_statistics). finish() comes after every other call.
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -43,10 +44,18 @@ void add_statistics(CompressionStatistics& into, const CompressionStatistics& fr
 // Seconds of a monotonic clock, for the send times record_send takes.
 double compress_stage_clock();
 
+// One exchange stage's compress and decompress bodies (a buffer
+// iteration's exchange, or an operation's: whatever the caller times as a
+// whole), deciding by the plan the rule gave the stage when it began.
 class CompressStage {
  public:
-  // Borrows `rule` (the file's) for the stage's life.
-  explicit CompressStage(CompressionRule& rule) : rule_(rule) {}
+  // Begins a stage of `rule` (the file's), borrowed for the stage's life.
+  explicit CompressStage(CompressionRule& rule) : rule_(rule), stage_(rule.begin_stage()) {}
+
+  // Ends the stage: it took `seconds`, and `statistics` holds everything
+  // its encode and decode calls counted (merged). The rule compares
+  // stages that went compressed with stages that went raw.
+  void finish(double seconds, const CompressionStatistics& statistics);
 
   // What a sender sends for one message: `header`, then `payload` (the
   // message where it lies when it goes raw, the compressed payload in
@@ -55,6 +64,7 @@ class CompressStage {
     std::array<std::byte, kFrameHeaderBytes> header{};
     std::span<const std::byte> payload;
     bool compressed = false;
+    std::size_t original_bytes = 0;
     std::size_t frame_bytes() const { return header.size() + payload.size(); }
   };
 
@@ -65,11 +75,10 @@ class CompressStage {
   Outgoing encode(int peer, std::span<const std::byte> message, std::span<std::byte> spare,
                   std::int64_t depth, CompressionStatistics& statistics);
 
-  // A frame of `frame_bytes` sent to `peer` was posted at `posted` and
-  // completed at `completed` (compress_stage_clock() seconds).
-  void record_send(int peer, std::size_t frame_bytes, double posted, double completed) {
-    rule_.record_transfer(peer, static_cast<std::int64_t>(frame_bytes), posted, completed);
-  }
+  // `sent` (what encode returned) to `peer` was posted at `posted` and
+  // completed at `completed` (compress_stage_clock() seconds): the rule
+  // learns from it. Called on whichever thread sees the completion.
+  void record_send(int peer, const Outgoing& sent, double posted, double completed);
 
   // A frame received as `header` plus the payload in the first
   // `payload_bytes` of `region`, whose size is what the receiver expects:
@@ -89,6 +98,10 @@ class CompressStage {
 
  private:
   CompressionRule& rule_;
+  const CompressionRule::Stage stage_;
+  // Original bytes this stage sent compressed (encode may run on several
+  // threads at once).
+  std::atomic<std::int64_t> compressed_bytes_{0};
 };
 
 }  // namespace flowio::exchange

@@ -63,6 +63,10 @@ void count_decision(CompressionDecisions& counts, CompressionReason reason) {
     case CompressionReason::saves_time:
       ++counts.compressed;
       break;
+    case CompressionReason::probe_compressed:
+      ++counts.compressed;
+      ++counts.probes;
+      break;
     case CompressionReason::forced_off:
       ++counts.forced_off;
       break;
@@ -72,11 +76,17 @@ void count_decision(CompressionDecisions& counts, CompressionReason reason) {
     case CompressionReason::unmeasured_link:
       ++counts.unmeasured_link;
       break;
+    case CompressionReason::probe_raw:
+      ++counts.probes;
+      break;
     case CompressionReason::fast_link:
       ++counts.fast_link;
       break;
     case CompressionReason::no_saving:
       ++counts.no_saving;
+      break;
+    case CompressionReason::no_gain_observed:
+      ++counts.no_gain_observed;
       break;
   }
 }
@@ -111,8 +121,34 @@ double blend(std::int64_t sampled_bytes, double sampled_seconds, std::optional<d
 
 }  // namespace
 
+CompressionDecision CompressionRule::record(Link& link, CompressionDecision decision) {
+  link.since_raw = decision.compress ? link.since_raw + 1 : 0;
+  if (decision.reason != CompressionReason::probe_raw) link.compressing = decision.compress;
+  return decision;
+}
+
+CompressionRule::Stage CompressionRule::begin_stage() {
+  std::lock_guard lock(mutex_);
+  Stage stage;
+  const std::optional<double> raw = raw_stages_.per_second();
+  const std::optional<double> compressed = compressed_stages_.per_second();
+  if (!raw) {
+    stage.plan = StagePlan::raw;
+    stage.first = true;
+  } else if (compressed && *compressed <= *raw) {
+    // Compressing made stages no faster: stay raw, but try again now and
+    // then (the data or the load may have changed).
+    stage.probe = stages_since_compressed_ + 1 >= kStageProbeInterval;
+    stage.plan = stage.probe ? StagePlan::model : StagePlan::vetoed;
+  } else if (stages_since_raw_ + 1 >= kStageProbeInterval) {
+    stage.plan = StagePlan::raw;
+    stage.probe = true;
+  }
+  return stage;
+}
+
 CompressionDecision CompressionRule::decide(int peer, std::int64_t bytes, std::int64_t depth,
-                                            const Sampler& sample) {
+                                            const Stage& stage, const Sampler& sample) {
   if (settings_.mode == CompressionMode::off) return {false, CompressionReason::forced_off, {}};
   if (bytes < settings_.min_bytes || bytes == 0) return {false, CompressionReason::too_small, {}};
   if (settings_.mode == CompressionMode::on) return {true, CompressionReason::forced_on, {}};
@@ -124,9 +160,18 @@ CompressionDecision CompressionRule::decide(int peer, std::int64_t bytes, std::i
       throw UsageError(ErrorCode::invalid_argument,
                        "compression rule: peer " + std::to_string(peer) + " out of range");
     }
-    const std::optional<double> bandwidth =
-        links_[static_cast<std::size_t>(peer)].rate.per_second();
-    if (!bandwidth) return {false, CompressionReason::unmeasured_link, {}};
+    Link& link = links_[static_cast<std::size_t>(peer)];
+    if (stage.plan == StagePlan::raw) {
+      return record(
+          link, {false,
+                 stage.first ? CompressionReason::unmeasured_link : CompressionReason::probe_raw,
+                 {}});
+    }
+    const std::optional<double> bandwidth = link.wire.per_second();
+    if (!bandwidth) return record(link, {false, CompressionReason::unmeasured_link, {}});
+    if (link.compressing && link.since_raw + 1 >= kProbeInterval) {
+      return record(link, {false, CompressionReason::probe_raw, {}});
+    }
     link_cost = 1 / *bandwidth;
     // Even a message that compressed to nothing would take n/C to
     // compress and n/D to decompress: if either alone is slower than the
@@ -134,12 +179,16 @@ CompressionDecision CompressionRule::decide(int peer, std::int64_t bytes, std::i
     const double codec_cost =
         std::max(blend(0, 0, compression_.per_second()), blend(0, 0, decompression_.per_second()));
     if (codec_cost >= link_cost * (1 - settings_.margin)) {
-      return {false, CompressionReason::fast_link, {}};
+      return record(link, {false, CompressionReason::fast_link, {}});
+    }
+    if (stage.plan == StagePlan::vetoed) {
+      return record(link, {false, CompressionReason::no_gain_observed, {}});
     }
   }
 
   const CompressionSample sampled = sample();
   std::lock_guard lock(mutex_);
+  Link& link = links_[static_cast<std::size_t>(peer)];
   const double ratio = sampled.bytes_in > 0 ? static_cast<double>(sampled.bytes_out) /
                                                   static_cast<double>(sampled.bytes_in)
                                             : 1.0;
@@ -161,22 +210,40 @@ CompressionDecision CompressionRule::decide(int peer, std::int64_t bytes, std::i
                           static_cast<double>(std::max<std::int64_t>(depth, 1));
   // Per byte of the message: the compressed stream's pace against the
   // raw one's, which is the link alone.
-  const bool pays = slowest + unhidden < (1 - settings_.margin) * link_cost;
-  return {pays, pays ? CompressionReason::saves_time : CompressionReason::no_saving, sampled};
+  if (slowest + unhidden >= (1 - settings_.margin) * link_cost) {
+    return record(link, {false, CompressionReason::no_saving, sampled});
+  }
+  return record(
+      link,
+      {true, stage.probe ? CompressionReason::probe_compressed : CompressionReason::saves_time,
+       sampled});
 }
 
-void CompressionRule::record_transfer(int peer, std::int64_t wire_bytes, double start, double end) {
-  if (wire_bytes < kMeasuredBytes || end <= start) return;
+void CompressionRule::record_send(int peer, const SentMessage& message) {
+  if (message.compressed || message.wire_bytes < kMeasuredBytes ||
+      message.completed <= message.posted) {
+    return;
+  }
   std::lock_guard lock(mutex_);
   if (peer < 0 || static_cast<std::size_t>(peer) >= links_.size()) return;
   Link& link = links_[static_cast<std::size_t>(peer)];
   // Transfers to one peer that overlap share the link: count the time
-  // from the later of this one's start and the previous one's end.
-  const double from = std::max(start, link.busy_until);
-  link.busy_until = std::max(link.busy_until, end);
-  // A transfer that ended inside time already counted still moved its
-  // bytes in that time.
-  link.rate.add(static_cast<double>(wire_bytes), std::max(end - from, 0.0));
+  // from the later of this one's start and the previous one's end (one
+  // that ended inside time already counted adds none, though its bytes
+  // still moved in that time).
+  const double from = std::max(message.posted, link.busy_until);
+  link.busy_until = std::max(link.busy_until, message.completed);
+  link.wire.add(static_cast<double>(message.wire_bytes), std::max(message.completed - from, 0.0));
+}
+
+void CompressionRule::record_stage(double seconds, std::int64_t bytes, std::int64_t sent_bytes,
+                                   std::int64_t compressed_bytes) {
+  if (seconds <= 0 || bytes <= 0) return;
+  std::lock_guard lock(mutex_);
+  const bool compressed = sent_bytes > 0 && 2 * compressed_bytes >= sent_bytes;
+  (compressed ? compressed_stages_ : raw_stages_).add(static_cast<double>(bytes), seconds);
+  stages_since_compressed_ = compressed ? 0 : stages_since_compressed_ + 1;
+  stages_since_raw_ = compressed ? stages_since_raw_ + 1 : 0;
 }
 
 void CompressionRule::record_compression(std::int64_t bytes_in, double seconds) {
@@ -196,7 +263,9 @@ CompressionEstimates CompressionRule::estimates() const {
   CompressionEstimates estimates;
   estimates.compress_bytes_per_second = compression_.per_second();
   estimates.decompress_bytes_per_second = decompression_.per_second();
-  for (const Link& link : links_) estimates.link_bytes_per_second.push_back(link.rate.per_second());
+  for (const Link& link : links_) estimates.link_bytes_per_second.push_back(link.wire.per_second());
+  estimates.raw_stage_bytes_per_second = raw_stages_.per_second();
+  estimates.compressed_stage_bytes_per_second = compressed_stages_.per_second();
   return estimates;
 }
 

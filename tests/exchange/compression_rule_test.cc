@@ -23,13 +23,25 @@ constexpr std::int64_t kMessage = 1 << 20;
 
 CompressionSettings automatic() { return CompressionSettings{}; }
 
+// Reports a raw message of `bytes` to `peer`, in flight from `start` to `end`.
+void raw_send(CompressionRule& rule, int peer, std::int64_t bytes, double start, double end) {
+  rule.record_send(peer, {bytes, bytes, false, start, end});
+}
+
+// Reports a compressed message of `bytes` (original) to `peer`, framed
+// from `start`, delivered at `end`.
+void compressed_send(CompressionRule& rule, int peer, std::int64_t bytes, double start,
+                     double end) {
+  rule.record_send(peer, {bytes, bytes / 3, true, start, end});
+}
+
 // Reports `count` back-to-back transfers of `bytes` to `peer` at `rate`
 // bytes per second, starting at `clock` (advanced past them).
 void feed_link(CompressionRule& rule, int peer, double rate, double& clock, int count = 4,
                std::int64_t bytes = kMessage) {
   for (int i = 0; i < count; ++i) {
     const double seconds = static_cast<double>(bytes) / rate;
-    rule.record_transfer(peer, bytes, clock, clock + seconds);
+    raw_send(rule, peer, bytes, clock, clock + seconds);
     clock += seconds;
   }
 }
@@ -52,9 +64,11 @@ struct FakeSampler {
   }
 };
 
+// Decides in a stage that follows the model (begin_stage's usual plan).
 CompressionDecision decide(CompressionRule& rule, int peer, FakeSampler& sampler,
-                           std::int64_t bytes = kMessage, std::int64_t depth = 12) {
-  return rule.decide(peer, bytes, depth, [&] { return sampler(); });
+                           std::int64_t bytes = kMessage, std::int64_t depth = 12,
+                           CompressionRule::Stage stage = {}) {
+  return rule.decide(peer, bytes, depth, stage, [&] { return sampler(); });
 }
 
 }  // namespace
@@ -169,14 +183,16 @@ TEST_CASE("Exchange.CompressionRule.SlowDecompressionCounts") {
   CHECK(decide(rule, 1, zeros).reason == CompressionReason::fast_link);
 }
 
-// Overlapping transfers to one peer count their shared time once; short ones are ignored.
+// Overlapping raw transfers to one peer count their shared time once; short ones and compressed
+// ones do not measure the link.
 TEST_CASE("Exchange.CompressionRule.TransferAccounting") {
   CompressionRule rule(automatic(), 2);
-  rule.record_transfer(1, 1000000, 0.0, 0.01);
-  rule.record_transfer(1, 1000000, 0.0, 0.01);
-  rule.record_transfer(1, 1000, 0.02, 0.03);     // latency, not bandwidth
-  rule.record_transfer(1, 1000000, 0.05, 0.05);  // no duration
-  rule.record_transfer(7, 1000000, 0.0, 0.01);   // no such peer
+  raw_send(rule, 1, 1000000, 0.0, 0.01);
+  raw_send(rule, 1, 1000000, 0.0, 0.01);
+  raw_send(rule, 1, 1000, 0.02, 0.03);            // latency, not bandwidth
+  raw_send(rule, 1, 1000000, 0.05, 0.05);         // no duration
+  raw_send(rule, 7, 1000000, 0.0, 0.01);          // no such peer
+  compressed_send(rule, 1, 1000000, 0.0, 0.001);  // not a measure of the link
   const auto estimates = rule.estimates();
   REQUIRE(estimates.link_bytes_per_second.size() == 2);
   CHECK_FALSE(estimates.link_bytes_per_second[0]);
@@ -184,7 +200,7 @@ TEST_CASE("Exchange.CompressionRule.TransferAccounting") {
   // 2 MB in 10 ms, the second transfer's bytes counted with decay:
   // (1e6 * 0.75 + 1e6) / (0.01 * 0.75 + 0) = 233 MB/s.
   CHECK(*estimates.link_bytes_per_second[1] == doctest::Approx(1.75e6 / 0.0075));
-  CHECK_THROWS_AS(rule.decide(5, kMessage, 1, [] { return CompressionSample{}; }),
+  CHECK_THROWS_AS(rule.decide(5, kMessage, 1, {}, [] { return CompressionSample{}; }),
                   flowio::UsageError);
 }
 
@@ -201,48 +217,132 @@ TEST_CASE("Exchange.CompressionRule.FollowsLinkChange") {
 
 namespace {
 
-// A simulated stream of `messages` messages to one peer over a link of
-// `link` bytes/s, with data compressing to `ratio` at `speed` (decompression
-// three times faster). Returns the stream's time with the rule's decisions,
-// relative to sending everything raw, with the pipeline model the rule
-// assumes and sampling cost charged in full. The rule observes each
-// message's transfer.
+// A simulated exchange of `stages` stages of 12 messages to one peer over
+// a link of `link` bytes/s, with data compressing to `ratio` at `speed`
+// (decompression three times faster). Returns the time with the rule's
+// decisions relative to sending everything raw. Each stage is pipelined
+// (its time is its slowest stage's total), unless `serial`: then the
+// codec and the transfers take turns on the same cores and compressing
+// does not shorten the transfers (shared memory on an oversubscribed
+// node, as the rule's link measurements cannot tell). The rule observes
+// every raw send and every stage; sampling is charged in full.
 double relative_time(CompressionMode mode, double link, double ratio, double speed,
-                     int messages = 60) {
+                     bool serial = false, int stages = 10) {
   CompressionSettings settings;
   settings.mode = mode;
   CompressionRule rule(settings, 2);
   const double n = static_cast<double>(kMessage);
+  constexpr int kPerStage = 12;
   double off_time = 0;
-  double compress_busy = 0;
-  double wire_busy = 0;
-  double decompress_busy = 0;
+  double time = 0;
   double clock = 0;
-  for (int i = 0; i < messages; ++i) {
-    off_time += n / link;
-    FakeSampler sampler{ratio, speed};
-    const CompressionDecision decision = decide(rule, 1, sampler, kMessage, messages);
-    if (decision.sample) compress_busy += decision.sample->seconds;
-    const double wire = decision.compress ? n * ratio : n;
-    if (decision.compress) {
-      compress_busy += n / speed;
-      decompress_busy += n / (3 * speed);
-      rule.record_compression(kMessage, n / speed);
-      rule.record_decompression(kMessage, n / (3 * speed));
+  for (int s = 0; s < stages; ++s) {
+    const CompressionRule::Stage stage = rule.begin_stage();
+    double codec = 0;
+    double wire = 0;
+    double decode = 0;
+    std::int64_t compressed = 0;
+    for (int m = 0; m < kPerStage; ++m) {
+      off_time += n / link;
+      FakeSampler sampler{ratio, speed};
+      const CompressionDecision decision =
+          decide(rule, 1, sampler, kMessage, kPerStage * stages, stage);
+      if (decision.sample) codec += decision.sample->seconds;
+      const double bytes = decision.compress && !serial ? n * ratio : n;
+      if (decision.compress) {
+        compressed += kMessage;
+        codec += n / speed;
+        decode += n / (3 * speed);
+        rule.record_compression(kMessage, n / speed);
+        rule.record_decompression(kMessage, n / (3 * speed));
+      } else {
+        rule.record_send(1, {kMessage, kMessage, false, clock, clock + n / link});
+      }
+      wire += bytes / link;
+      clock += bytes / link;
     }
-    wire_busy += wire / link;
-    rule.record_transfer(1, static_cast<std::int64_t>(wire), clock, clock + wire / link);
-    clock += wire / link;
+    const double stage_time = serial ? codec + wire + decode : std::max({codec, wire, decode});
+    rule.record_stage(stage_time, 2 * kPerStage * kMessage, kPerStage * kMessage, compressed);
+    time += stage_time;
   }
-  // Pipelined: the slowest stage's total.
-  return std::max({compress_busy, wire_busy, decompress_busy}) / off_time;
+  return time / off_time;
 }
 
 }  // namespace
 
+// While compressing to a peer, every kProbeInterval-th message goes raw to measure the link again.
+TEST_CASE("Exchange.CompressionRule.ProbesRawWhileCompressing") {
+  CompressionRule rule(automatic(), 2);
+  double clock = 0;
+  feed_link(rule, 1, kGigabit, clock);
+  FakeSampler sampler{0.3, 650e6};
+  int compressed = 0;
+  CompressionDecision decision;
+  while ((decision = decide(rule, 1, sampler)).compress) ++compressed;
+  CHECK(compressed == CompressionRule::kProbeInterval - 1);
+  CHECK(decision.reason == CompressionReason::probe_raw);
+  CHECK(decide(rule, 1, sampler).compress);  // the probe changed nothing
+}
+
+// The first stage goes raw (it measures), whatever the model would say.
+TEST_CASE("Exchange.CompressionRule.FirstStageRaw") {
+  CompressionRule rule(automatic(), 2);
+  double clock = 0;
+  feed_link(rule, 1, kGigabit, clock);
+  const CompressionRule::Stage first = rule.begin_stage();
+  CHECK(first.plan == CompressionRule::StagePlan::raw);
+  FakeSampler sampler{0.3, 650e6};
+  CHECK(decide(rule, 1, sampler, kMessage, 12, first).reason == CompressionReason::unmeasured_link);
+  CHECK(sampler.calls == 0);
+  rule.record_stage(0.1, 10 * kMessage, 5 * kMessage, 0);
+  CHECK(rule.begin_stage().plan == CompressionRule::StagePlan::model);
+}
+
+// Stages that went compressed but were no faster than raw ones stop compression, with probes.
+TEST_CASE("Exchange.CompressionRule.StagesWithoutGain") {
+  CompressionRule rule(automatic(), 2);
+  double clock = 0;
+  feed_link(rule, 1, 100e6, clock);
+  FakeSampler sampler{0.3, 650e6};
+  rule.record_stage(0.1, 10 * kMessage, 5 * kMessage, 0);             // raw: 100 MiB/s
+  rule.record_stage(0.2, 10 * kMessage, 5 * kMessage, 5 * kMessage);  // compressed: 50
+  CompressionRule::Stage stage = rule.begin_stage();
+  CHECK(stage.plan == CompressionRule::StagePlan::vetoed);
+  CHECK(decide(rule, 1, sampler, kMessage, 12, stage).reason ==
+        CompressionReason::no_gain_observed);
+  CHECK(sampler.calls == 0);  // decided without sampling
+  // Raw stages follow; after kStageProbeInterval stages one tries the model.
+  int vetoed = 0;
+  while ((stage = rule.begin_stage()).plan == CompressionRule::StagePlan::vetoed) {
+    ++vetoed;
+    rule.record_stage(0.1, 10 * kMessage, 5 * kMessage, 0);
+  }
+  CHECK(vetoed == CompressionRule::kStageProbeInterval - 1);
+  CHECK(stage.probe);
+  CHECK(decide(rule, 1, sampler, kMessage, 12, stage).reason ==
+        CompressionReason::probe_compressed);
+}
+
+// Stages that went compressed and were faster keep compressing, with a raw stage now and then.
+TEST_CASE("Exchange.CompressionRule.StagesWithGain") {
+  CompressionRule rule(automatic(), 2);
+  rule.record_stage(0.2, 10 * kMessage, 5 * kMessage, 0);             // raw
+  rule.record_stage(0.1, 10 * kMessage, 5 * kMessage, 4 * kMessage);  // compressed, faster
+  int model = 0;
+  CompressionRule::Stage stage;
+  while ((stage = rule.begin_stage()).plan == CompressionRule::StagePlan::model) {
+    ++model;
+    rule.record_stage(0.1, 10 * kMessage, 5 * kMessage, 4 * kMessage);
+  }
+  CHECK(stage.plan == CompressionRule::StagePlan::raw);
+  CHECK(stage.probe);
+  CHECK(model == CompressionRule::kStageProbeInterval - 2);
+}
+
 // In a simulated world, auto approaches on where compression pays and off where it does not.
 TEST_CASE("Exchange.CompressionRule.SimulatedStreams") {
-  // 75% zeros over 1 Gbit/s (ratio about 0.3): auto saves at least 40%.
+  // 75% zeros over 1 Gbit/s (ratio about 0.3): auto saves at least 40%
+  // (the first stage measures, raw).
   CHECK(relative_time(CompressionMode::automatic, 118e6, 0.3, 650e6) < 0.6);
   // 50% zeros (ratio 0.6): at least 20%.
   CHECK(relative_time(CompressionMode::automatic, 118e6, 0.6, 650e6) < 0.8);
@@ -253,4 +353,10 @@ TEST_CASE("Exchange.CompressionRule.SimulatedStreams") {
   CHECK(relative_time(CompressionMode::on, 9e9, 0.005, 2e9) > 1.05);
   // A codec slower than the link: auto keeps off.
   CHECK(relative_time(CompressionMode::automatic, 118e6, 0.6, 100e6) <= 1.05);
+  // Shared memory on a busy node that looks like a slow link: the stages
+  // show that compressing does not pay, and auto stays within 5% of off
+  // (one compressed stage to learn it, then one probe in every
+  // kStageProbeInterval stages) where on is far slower.
+  CHECK(relative_time(CompressionMode::on, 200e6, 0.3, 650e6, true) > 1.3);
+  CHECK(relative_time(CompressionMode::automatic, 200e6, 0.3, 650e6, true, 40) <= 1.05);
 }

@@ -25,17 +25,22 @@ struct StageStatistics {
 // adaptive rule's reasons; api hints flowio_compress and
 // flowio_compress_min_bytes).
 struct CompressionDecisions {
-  std::int64_t compressed = 0;       // sent compressed (forced on, or the rule
-                                     // predicted a saving)
-  std::int64_t not_shrinking = 0;    // compressed, but the result was not
-                                     // smaller, so sent raw
-  std::int64_t forced_off = 0;       // flowio_compress=off
-  std::int64_t too_small = 0;        // below flowio_compress_min_bytes
-  std::int64_t unmeasured_link = 0;  // auto: the link to the peer not yet
-                                     // measured (this message measures it)
-  std::int64_t fast_link = 0;        // auto: the link outruns the codec
-  std::int64_t no_saving = 0;        // auto: a sample showed compression would
-                                     // not save time (poor ratio, slow codec)
+  std::int64_t compressed = 0;        // sent compressed (forced on, or the rule
+                                      // predicted a saving)
+  std::int64_t not_shrinking = 0;     // compressed, but the result was not
+                                      // smaller, so sent raw
+  std::int64_t forced_off = 0;        // flowio_compress=off
+  std::int64_t too_small = 0;         // below flowio_compress_min_bytes
+  std::int64_t unmeasured_link = 0;   // auto: the link to the peer not yet
+                                      // measured (this message measures it)
+  std::int64_t fast_link = 0;         // auto: the link outruns the codec
+  std::int64_t no_saving = 0;         // auto: a sample showed compression would
+                                      // not save time (poor ratio, slow codec)
+  std::int64_t no_gain_observed = 0;  // auto: exchange stages that went
+                                      // compressed were no faster than raw ones
+  std::int64_t probes = 0;            // auto: messages sent the other way than the rule's
+                                      // current choice, to measure again (also counted
+                                      // in compressed when compressed)
 };
 
 // Compression of the data and metadata this process exchanged in one
