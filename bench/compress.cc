@@ -17,9 +17,11 @@
 // exactly the mesh's values), and at the end the harness's file (realms
 // written by their aggregators), flowio's and MPICH's must be identical.
 // The machine's links are whatever the job runs on: run it under
-// tools/netbed.sh for a rate-limited TCP link and say so with --link.
+// tools/netbed.sh for a rate-limited TCP link and say so with --link;
+// --sweep only labels the lines (for bench/compress_plot.py).
 //
-// Usage: mpiexec -n 4 bazel-bin/bench/compress [--link=shm] [--types=float]
+// Usage: mpiexec -n 4 bazel-bin/bench/compress [--link=shm] [--sweep=zeros]
+//   [--types=float]
 //   [--loads=500] [--zeros=0,25,50,75,100] [--modes=off,on,auto]
 //   [--nodes=4096] [--cb_buffer_size=1048576] [--in_flight=8]
 //   [--min_bytes=65536] [--total=1] [--reps=5] [--dir=$TMPDIR]
@@ -134,6 +136,7 @@ int main(int argc, char** argv) {
       argc, argv, "compress", [](bench::Options& options, bench::Report& report) {
         const bench::Common common(options);
         const std::string link = options.text("link", "shm");
+        const std::string sweep = options.text("sweep", "zeros");
         const std::vector<std::string> types = split(options.text("types", "float"));
         const std::vector<std::int64_t> loads = integers("loads", options.text("loads", "500"));
         const std::vector<std::int64_t> zeros =
@@ -172,6 +175,7 @@ int main(int argc, char** argv) {
               const std::vector<std::byte> local = mesh.local_data(rank);
               const bench::Fields fields =
                   bench::Fields()
+                      .add("sweep", sweep)
                       .add("link", link)
                       .add("type", type)
                       .add("load", load)

@@ -6,6 +6,8 @@ load (one panel per data type).
 Reads the benchmark's key=value lines from the files named on the command
 line (or stdin) and skips everything else (tables, notes, other
 benchmarks); a later line for the same point replaces an earlier one.
+Lines labelled sweep=zeros (the default) make the first kind of figure,
+sweep=loads the second.
 
 Usage: bench/compress_plot.py [--out DIR] [FILE ...]
 Writes DIR/compress_zeros_<type>_load<load>.png for every type and load
@@ -33,11 +35,11 @@ def records(lines):
             yield dict(pair.split("=", 1) for pair in line.split())
 
 
-def collect(lines):
-    """(link, type, load, zeros, mode) -> exchange seconds."""
+def collect(lines, sweep):
+    """(link, type, load, zeros, mode) -> exchange seconds, of one sweep."""
     points = {}
     for record in records(lines):
-        if record.get("stage") != "exchange":
+        if record.get("stage") != "exchange" or record.get("sweep", "zeros") != sweep:
             continue
         key = (record["link"], record["type"], int(record["load"]), int(record["zeros"]),
                record["mode"])
@@ -141,11 +143,12 @@ def main():
                 lines.extend(handle)
     else:
         lines = sys.stdin.readlines()
-    points = collect(lines)
-    if not points:
+    zeros = collect(lines, "zeros")
+    loads = collect(lines, "loads")
+    if not zeros and not loads:
         sys.exit("no bench=compress exchange lines found")
     arguments.out.mkdir(parents=True, exist_ok=True)
-    for path in plot_zeros(points, arguments.out) + plot_loads(points, arguments.out):
+    for path in plot_zeros(zeros, arguments.out) + plot_loads(loads, arguments.out):
         print(path)
 
 

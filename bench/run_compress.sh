@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bazel build //bench:compress
 mkdir -p bench/results
-zeros_sweep=(--types=float --loads=500 --zeros=0,25,50,75,100)
+zeros_sweep=(--sweep=zeros --types=float --loads=500 --zeros=0,25,50,75,100)
 echo "bench/compress over shared memory -> bench/results/compress_shm.txt"
 mpiexec -n 4 bazel-bin/bench/compress --link=shm "${zeros_sweep[@]}" "$@" \
   >bench/results/compress_shm.txt
@@ -23,7 +23,8 @@ for rate in 1gbit 100mbit; do
     "${zeros_sweep[@]}" "$@" >"bench/results/compress_$rate.txt"
 done
 echo "bench/compress load sweep over 1gbit -> bench/results/compress_loads_1gbit.txt"
-tools/netbed.sh --rate 1gbit -- -n 4 bazel-bin/bench/compress --link=1gbit --types=int,float \
-  --loads=100,200,500,1000 --zeros=0,50,75 --total=0 "$@" >bench/results/compress_loads_1gbit.txt
+tools/netbed.sh --rate 1gbit -- -n 4 bazel-bin/bench/compress --link=1gbit --sweep=loads \
+  --types=int,float --loads=100,200,500,1000 --zeros=0,50,75 --total=0 "$@" \
+  >bench/results/compress_loads_1gbit.txt
 # Debian's interpreter: python3-matplotlib installs for it, not for another python3 on PATH.
 /usr/bin/python3 bench/compress_plot.py --out bench/results bench/results/compress_*.txt
