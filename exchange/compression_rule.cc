@@ -135,8 +135,8 @@ CompressionRule::Stage CompressionRule::begin_stage() {
   if (!raw) {
     stage.plan = StagePlan::raw;
     stage.first = true;
-  } else if (compressed && *compressed <= *raw) {
-    // Compressing made stages no faster: stay raw, but try again now and
+  } else if (compressed && *compressed < *raw * (1 - kStageTolerance)) {
+    // Compressing made stages slower: stay raw, but try again now and
     // then (the data or the load may have changed).
     stage.probe = stages_since_compressed_ + 1 >= kStageProbeInterval;
     stage.plan = stage.probe ? StagePlan::model : StagePlan::vetoed;

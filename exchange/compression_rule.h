@@ -25,10 +25,11 @@
 // caller also reports each exchange stage as a whole (record_stage: its
 // time, the bytes it moved, how many went compressed), and the rule
 // compares the time per byte of stages that went mostly compressed with
-// that of stages that went raw. If compressing did not make stages faster,
-// it stops compressing (no_gain_observed) and tries the model's choice
-// again every kStageProbeInterval stages; while it compresses, every
-// kStageProbeInterval-th stage goes raw, to keep the comparison current.
+// that of stages that went raw. If compressing made stages slower (by
+// more than kStageTolerance), it stops compressing (no_gain_observed) and
+// tries the model's choice again every kStageProbeInterval stages; while
+// it compresses, every kStageProbeInterval-th stage goes raw, to keep the
+// comparison current.
 // The first stage goes raw: it measures the links and the raw time.
 //
 // What it measures, and how cheaply:
@@ -104,7 +105,7 @@ enum class CompressionReason {
   probe_raw,         // auto: raw, to measure the link or a raw stage again
   fast_link,         // auto: the link outruns the codec whatever the ratio
   no_saving,         // auto: the sample says compressing would not pay
-  no_gain_observed,  // auto: stages that went compressed were no faster
+  no_gain_observed,  // auto: stages that went compressed were slower
 };
 
 struct CompressionDecision {
@@ -191,6 +192,10 @@ class CompressionRule {
   // Every this many stages, one goes the other way than the observations
   // say (raw while compressing pays, the model's choice while it does not).
   static constexpr int kStageProbeInterval = 32;
+  // Compressed stages must be this much slower than raw ones (per byte)
+  // to stop compression: stage times are noisy, and a loss below it stays
+  // within what auto promises (5% of off).
+  static constexpr double kStageTolerance = 0.05;
 
  private:
   // A rate estimated from decayed sums of amounts and times: recent

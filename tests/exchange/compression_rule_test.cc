@@ -298,7 +298,7 @@ TEST_CASE("Exchange.CompressionRule.FirstStageRaw") {
   CHECK(rule.begin_stage().plan == CompressionRule::StagePlan::model);
 }
 
-// Stages that went compressed but were no faster than raw ones stop compression, with probes.
+// Stages that went compressed but were slower than raw ones stop compression, with probes.
 TEST_CASE("Exchange.CompressionRule.StagesWithoutGain") {
   CompressionRule rule(automatic(), 2);
   double clock = 0;

@@ -37,7 +37,7 @@ struct CompressionDecisions {
   std::int64_t no_saving = 0;         // auto: a sample showed compression would
                                       // not save time (poor ratio, slow codec)
   std::int64_t no_gain_observed = 0;  // auto: exchange stages that went
-                                      // compressed were no faster than raw ones
+                                      // compressed were slower than raw ones
   std::int64_t probes = 0;            // auto: messages sent the other way than the rule's
                                       // current choice, to measure again (also counted
                                       // in compressed when compressed)
