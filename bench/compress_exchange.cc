@@ -213,8 +213,13 @@ void ExchangeHarness::run(CompressionRule& rule, flowio::CompressionStatistics& 
       if (arrival.frame_bytes < ex::kFrameHeaderBytes) {
         throw ex::MalformedMessage("a frame shorter than its header arrived");
       }
-      stage.decode(headers[i], regions[i], arrival.frame_bytes - ex::kFrameHeaderBytes, scratch_,
-                   statistics);
+      const std::size_t got =
+          stage.decode(headers[i], regions[i], arrival.frame_bytes - ex::kFrameHeaderBytes,
+                       scratch_, statistics);
+      if (got != regions[i].size()) {
+        throw ex::MalformedMessage("a message of " + std::to_string(got) + " bytes, " +
+                                   std::to_string(regions[i].size()) + " expected");
+      }
       scatter(receives_[i].peer, receives_[i], regions[i].data());
       ++received;
     }

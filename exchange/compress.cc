@@ -227,12 +227,11 @@ FrameHeader decode_in_place(std::span<const std::byte> header, std::span<std::by
   }
   const FrameHeader checked =
       check_frame(header.data(), region.first(payload_bytes), region.size());
-  require_size(checked, region.size());
   if (checked.method == FrameMethod::raw) return checked;
   // The payload occupies the start of the region it decodes into: move it
   // out first (it is the short, compressed form).
   scratch.assign(region.begin(), region.begin() + static_cast<std::ptrdiff_t>(payload_bytes));
-  decode_payload(scratch, region);
+  decode_payload(scratch, region.first(checked.original_bytes));
   return checked;
 }
 

@@ -113,10 +113,12 @@ std::array<std::byte, kFrameHeaderBytes> raw_frame_header(std::size_t payload_by
 // and the payload straight where the raw data belong (one receive with a
 // two-block datatype), so that a raw frame needs no copy at all. `header`
 // is the kFrameHeaderBytes header; `region` is where the original bytes
-// belong (its size is what the receiver expects), of which the first
-// `payload_bytes` (what arrived) hold the payload. Checks as
-// read_frame_header does; a compressed payload is moved to `scratch` and
-// decoded into `region`. Returns the header; throws MalformedMessage.
+// belong, at most region.size() of them (what the receiver is ready to
+// take), of which the first `payload_bytes` (what arrived) hold the
+// payload. Checks as read_frame_header does; a compressed payload is
+// moved to `scratch` and decoded into the start of `region`. Returns the
+// header, whose original_bytes says how much of `region` now holds the
+// message; throws MalformedMessage.
 FrameHeader decode_in_place(std::span<const std::byte> header, std::span<std::byte> region,
                             std::size_t payload_bytes, std::vector<std::byte>& scratch);
 

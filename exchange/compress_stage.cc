@@ -96,18 +96,19 @@ void CompressStage::record_send(int peer, const Outgoing& sent, double posted, d
   rule_.record_send(peer, message);
 }
 
-void CompressStage::decode(std::span<const std::byte> header, std::span<std::byte> region,
-                           std::size_t payload_bytes, std::vector<std::byte>& scratch,
-                           CompressionStatistics& statistics) {
+std::size_t CompressStage::decode(std::span<const std::byte> header, std::span<std::byte> region,
+                                  std::size_t payload_bytes, std::vector<std::byte>& scratch,
+                                  CompressionStatistics& statistics) {
   const double start = compress_stage_clock();
   const FrameHeader checked = decode_in_place(header, region, payload_bytes, scratch);
   statistics.received_bytes_in += static_cast<std::int64_t>(checked.frame_bytes());
-  statistics.received_bytes_out += static_cast<std::int64_t>(region.size());
+  statistics.received_bytes_out += static_cast<std::int64_t>(checked.original_bytes);
   if (checked.method == FrameMethod::lzo1x_1) {
     const double seconds = compress_stage_clock() - start;
     statistics.decompress_seconds += seconds;
-    rule_.record_decompression(static_cast<std::int64_t>(region.size()), seconds);
+    rule_.record_decompression(static_cast<std::int64_t>(checked.original_bytes), seconds);
   }
+  return checked.original_bytes;
 }
 
 std::vector<std::byte> CompressStage::encode_words(int peer, std::span<const std::int64_t> words,

@@ -81,12 +81,13 @@ class CompressStage {
   void record_send(int peer, const Outgoing& sent, double posted, double completed);
 
   // A frame received as `header` plus the payload in the first
-  // `payload_bytes` of `region`, whose size is what the receiver expects:
-  // leaves the message in `region` (decoded through `scratch` if it was
-  // compressed). Throws MalformedMessage (decode_in_place in compress.h).
-  void decode(std::span<const std::byte> header, std::span<std::byte> region,
-              std::size_t payload_bytes, std::vector<std::byte>& scratch,
-              CompressionStatistics& statistics);
+  // `payload_bytes` of `region`, where the message belongs (at most
+  // region.size() bytes of it): leaves the message at the start of
+  // `region` (decoded through `scratch` if it was compressed) and returns
+  // its length. Throws MalformedMessage (decode_in_place in compress.h).
+  std::size_t decode(std::span<const std::byte> header, std::span<std::byte> region,
+                     std::size_t payload_bytes, std::vector<std::byte>& scratch,
+                     CompressionStatistics& statistics);
 
   // Metadata: a frame of `words` for `peer`, compressed when the rule
   // says so (one of `depth` metadata messages), and the words of a

@@ -6,6 +6,7 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -71,7 +72,8 @@ TEST_CASE("Exchange.CompressStage.RawInPlace") {
   CHECK(statistics.data_bytes_out == statistics.data_bytes_in + kFrameHeaderBytes);
   Received received(sent, data.size());
   std::vector<std::byte> scratch;
-  stage.decode(received.header, received.region, received.payload_bytes, scratch, statistics);
+  CHECK(stage.decode(received.header, received.region, received.payload_bytes, scratch,
+                     statistics) == data.size());
   CHECK(received.region == data);
   CHECK(scratch.empty());
   CHECK(statistics.received_bytes_out == static_cast<std::int64_t>(data.size()));
@@ -91,12 +93,12 @@ TEST_CASE("Exchange.CompressStage.CompressedThroughSpare") {
   CHECK(sent_statistics.decisions.compressed == 1);
   CHECK(sent_statistics.compress_seconds > 0);
   CHECK(sent_statistics.data_bytes_out == static_cast<std::int64_t>(sent.frame_bytes()));
-  Received received(sent, data.size());
+  Received received(sent, data.size() + 64);  // room to spare, as a read may have
   std::vector<std::byte> scratch;
   CompressionStatistics received_statistics;
-  stage.decode(received.header, received.region, received.payload_bytes, scratch,
-               received_statistics);
-  CHECK(received.region == data);
+  CHECK(stage.decode(received.header, received.region, received.payload_bytes, scratch,
+                     received_statistics) == data.size());
+  CHECK(std::equal(data.begin(), data.end(), received.region.begin()));
   CHECK(received_statistics.received_bytes_in == static_cast<std::int64_t>(sent.frame_bytes()));
   CHECK(received_statistics.received_bytes_out == static_cast<std::int64_t>(data.size()));
   CHECK(received_statistics.decompress_seconds > 0);

@@ -7,6 +7,7 @@
 #include <doctest/doctest.h>
 #include <lzo/lzo1x.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <random>
@@ -207,8 +208,16 @@ TEST_CASE("Exchange.Compress.InPlaceReceive") {
   CHECK(flowio::exchange::decode_in_place(header, region, payload, scratch).method ==
         FrameMethod::lzo1x_1);
   CHECK(region == data);
+  // A region larger than the message (a read that stops at end of file
+  // receives less than it could): the message fills its start.
+  std::vector<std::byte> larger(data.size() + 100, std::byte{0x33});
+  std::memcpy(larger.data(), frame.data() + kFrameHeaderBytes, payload);
+  CHECK(flowio::exchange::decode_in_place(header, larger, payload, scratch).original_bytes ==
+        data.size());
+  CHECK(std::equal(data.begin(), data.end(), larger.begin()));
+  CHECK(larger.back() == std::byte{0x33});
   // Fewer payload bytes than announced, more than the region, or a region
-  // of another size: rejected.
+  // smaller than the message: rejected.
   std::memcpy(region.data(), frame.data() + kFrameHeaderBytes, payload);
   CHECK_THROWS_AS(flowio::exchange::decode_in_place(header, region, payload - 1, scratch),
                   MalformedMessage);
