@@ -35,13 +35,8 @@ double compress_stage_clock() {
 }
 
 CompressStage::Outgoing CompressStage::encode(int peer, std::span<const std::byte> message,
-                                              std::span<std::byte> spare, std::int64_t depth,
+                                              std::vector<std::byte>& spare, std::int64_t depth,
                                               CompressionStatistics& statistics) {
-  if (spare.size() < compress_capacity(message.size())) {
-    throw UsageError(ErrorCode::invalid_argument,
-                     "compress stage: spare buffer of " + std::to_string(spare.size()) +
-                         " bytes for a message of " + std::to_string(message.size()));
-  }
   if (statistics.mode.empty()) statistics.mode = to_string(rule_.settings().mode);
   double sample_seconds = 0;
   const CompressionDecision decision =
@@ -59,6 +54,9 @@ CompressStage::Outgoing CompressStage::encode(int peer, std::span<const std::byt
   outgoing.payload = message;
   outgoing.original_bytes = message.size();
   if (decision.compress) {
+    if (spare.size() < compress_capacity(message.size())) {
+      spare.resize(compress_capacity(message.size()));
+    }
     const double start = compress_stage_clock();
     const EncodedFrame encoded = compress_frame(message, spare);
     const double seconds = compress_stage_clock() - start;
@@ -66,7 +64,8 @@ CompressStage::Outgoing CompressStage::encode(int peer, std::span<const std::byt
     rule_.record_compression(static_cast<std::int64_t>(message.size()), seconds);
     if (encoded.compressed) {
       std::memcpy(outgoing.header.data(), spare.data(), kFrameHeaderBytes);
-      outgoing.payload = spare.subspan(kFrameHeaderBytes, encoded.frame_bytes - kFrameHeaderBytes);
+      outgoing.payload = std::span<const std::byte>(spare).subspan(
+          kFrameHeaderBytes, encoded.frame_bytes - kFrameHeaderBytes);
       outgoing.compressed = true;
       compressed_bytes_ += static_cast<std::int64_t>(message.size());
     } else {
@@ -115,7 +114,7 @@ std::vector<std::byte> CompressStage::encode_words(int peer, std::span<const std
                                                    std::int64_t depth,
                                                    CompressionStatistics& statistics) {
   const std::span<const std::byte> payload = std::as_bytes(words);
-  std::vector<std::byte> spare(compress_capacity(payload.size()));
+  std::vector<std::byte> spare;
   CompressionStatistics data;
   const Outgoing outgoing = encode(peer, payload, spare, depth, data);
   // Counted as metadata, not data.

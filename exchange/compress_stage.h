@@ -11,9 +11,10 @@
 // where the data belong, so that a raw message costs no copy on either
 // side: send and receive each with a two-block datatype (header, payload).
 // A compressed frame is written into a spare buffer of
-// compress_capacity(bytes) and sent from there (its header and payload
-// are contiguous there); the receiver moves the short compressed payload
-// out of the place it landed in and decodes it into that place.
+// compress_capacity(bytes), taken only for messages that are compressed,
+// and sent from there (its header and payload are contiguous there); the
+// receiver moves the short compressed payload out of the place it landed
+// in and decodes it into that place.
 // Both sides must agree that messages are framed at all: compression
 // "off" on every process means no frames (flowio_compress must have the
 // same value everywhere, as cb_buffer_size must).
@@ -69,10 +70,12 @@ class CompressStage {
   };
 
   // Frames `message` for `peer`, one of `depth` messages this process
-  // sends in the operation's stream. `spare` must hold
-  // compress_capacity(message.size()) bytes and not overlap `message`
-  // (UsageError(invalid_argument) otherwise).
-  Outgoing encode(int peer, std::span<const std::byte> message, std::span<std::byte> spare,
+  // sends in the operation's stream. When it compresses, it sizes `spare`
+  // (compress_capacity(message.size()) bytes) and writes the frame there;
+  // a raw message leaves `spare` as it was, so memory for frames is taken
+  // only by messages that are compressed. The Outgoing borrows `message`
+  // or `spare` until the send completes.
+  Outgoing encode(int peer, std::span<const std::byte> message, std::vector<std::byte>& spare,
                   std::int64_t depth, CompressionStatistics& statistics);
 
   // `sent` (what encode returned) to `peer` was posted at `posted` and

@@ -87,6 +87,7 @@ struct CompressionSettings {
 
   // Throws UsageError(invalid_argument) for a malformed value.
   static CompressionSettings from_hints(const Hints& hints);
+  bool operator==(const CompressionSettings&) const = default;
 };
 
 // "off", "on" or "auto", as the hint spells it.

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "exchange/compression_rule.h"
 #include "flowio/hints.h"
 #include "io/window_io.h"
 #include "runtime/core/realm_policy.h"
@@ -27,6 +28,9 @@ struct CollectiveSettings {
   bool alltoallw = false;
   // flowio_plan_cache: compiled plans a file keeps for reuse (0: none).
   int plans_kept = 4;
+  // flowio_compress, flowio_compress_min_bytes: compression of the data
+  // exchanged point to point (not in Alltoallw rounds, not in direct mode).
+  exchange::CompressionSettings compression;
 
   // Reads the hints for a write or a read on a communicator of `ranks`
   // processes. Throws UsageError(invalid_argument) for a malformed value

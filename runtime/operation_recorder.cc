@@ -6,8 +6,8 @@
 namespace flowio::runtime {
 
 const char* stage_name(Stage stage) {
-  static const char* const kNames[] = {"offsets",  "realms", "metadata", "pack",
-                                       "exchange", "io",     "unpack",   "agree"};
+  static const char* const kNames[] = {"offsets",  "realms",     "metadata", "pack",   "compress",
+                                       "exchange", "decompress", "io",       "unpack", "agree"};
   return kNames[static_cast<int>(stage)];
 }
 

@@ -14,7 +14,19 @@
 
 namespace flowio::runtime {
 
-enum class Stage { offsets, realms, metadata, pack, exchange, io, unpack, agree, count };
+enum class Stage {
+  offsets,
+  realms,
+  metadata,
+  pack,
+  compress,
+  exchange,
+  decompress,
+  io,
+  unpack,
+  agree,
+  count
+};
 const char* stage_name(Stage stage);
 
 // Thread safety: record() and add_method() may be called from any thread.
