@@ -10,12 +10,11 @@
 // mode keeping its rule across repetitions as a file keeps its plan; the
 // first repetition, in which auto still measures the links, is reported
 // apart (first_s) and left out of the medians. With --total=1 each
-// repetition also writes the mesh collectively (write_at_all of the rank's
-// nodes through an hindexed view, two-phase forced with
-// romio_cb_write=enable, cb_buffer_size as the harness's window) with
-// flowio and with MPICH. Every exchange is checked (each realm holds
-// exactly the mesh's values), and at the end the harness's file (realms
-// written by their aggregators), flowio's and MPICH's must be identical.
+// repetition also writes the mesh collectively (compress_write.h) with
+// flowio in each mode and with MPICH. Every exchange is checked (each
+// realm holds exactly the mesh's values), and at the end the harness's
+// file (realms written by their aggregators), flowio's and MPICH's must
+// be identical.
 // The machine's links are whatever the job runs on: run it under
 // tools/netbed.sh for a rate-limited TCP link and say so with --link;
 // --sweep only labels the lines (for bench/compress_plot.py).
@@ -28,7 +27,8 @@
 // Output per point and mode: exchange_s (median, slowest rank), first_s,
 // vs_off (exchange_s over off's), wire (bytes sent over bytes packed),
 // decisions summed over ranks, codec seconds per repetition summed over
-// ranks; with --total, flowio's and MPICH's write times and their ratio.
+// ranks; with --total, MPICH's write time and flowio's in each mode with
+// MPICH's over it (ratio), its exchange stage and what it compressed.
 #include <fcntl.h>
 #include <mpi.h>
 #include <unistd.h>
@@ -50,6 +50,7 @@
 #include "bench/bench_support.h"
 #include "bench/compress_exchange.h"
 #include "bench/compress_mesh.h"
+#include "bench/compress_write.h"
 #include "exchange/compress_stage.h"
 #include "exchange/compression_rule.h"
 #include "flowio/error.h"
@@ -61,6 +62,7 @@ namespace {
 using bench::compress::ExchangeHarness;
 using bench::compress::Mesh;
 using bench::compress::MeshSettings;
+using bench::compress::WholeWrites;
 using flowio::CompressionStatistics;
 using flowio::exchange::CompressionRule;
 using flowio::exchange::CompressionSettings;
@@ -159,8 +161,6 @@ int main(int argc, char** argv) {
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
         MPI_Comm_size(MPI_COMM_WORLD, &ranks);
         flowio::runtime::Progress progress;
-        const flowio::Hints file_hints = {{"cb_buffer_size", std::to_string(window)},
-                                          {"romio_cb_write", "enable"}};
 
         for (const std::string& type : types) {
           for (const std::int64_t load : loads) {
@@ -172,7 +172,6 @@ int main(int argc, char** argv) {
               settings.zero_percent = static_cast<int>(zero_percent);
               const Mesh mesh(settings, ranks, window);
               ExchangeHarness harness(mesh, static_cast<int>(in_flight), progress);
-              const std::vector<std::byte> local = mesh.local_data(rank);
               const bench::Fields fields =
                   bench::Fields()
                       .add("sweep", sweep)
@@ -195,71 +194,28 @@ int main(int argc, char** argv) {
                     ranks);
               }
 
-              // The whole write: the rank's nodes through an hindexed view.
-              std::vector<MPI_Aint> displacements;
-              for (const std::int64_t node : mesh.nodes_of(rank)) {
-                displacements.push_back(static_cast<MPI_Aint>(node * mesh.node_bytes()));
-              }
-              MPI_Datatype hindexed = MPI_DATATYPE_NULL;
-              flowio::check_mpi(
-                  MPI_Type_create_hindexed_block(static_cast<int>(displacements.size()),
-                                                 static_cast<int>(mesh.node_bytes()),
-                                                 displacements.data(), MPI_BYTE, &hindexed),
-                  "MPI_Type_create_hindexed_block");
-              const bench::Datatype view(hindexed);
               const bench::ScratchFile harness_path(common.dir, "compress_harness");
-              const bench::ScratchFile flowio_path(common.dir, "compress_flowio");
-              const bench::ScratchFile mpich_path(common.dir, "compress_mpich");
-              std::vector<double> flowio_seconds, mpich_seconds;
-              {
-                std::optional<flowio::File> flowio_file;
-                std::optional<bench::MpiFile> mpich_file;
-                if (total) {
-                  flowio_file.emplace(
-                      flowio::File::open(MPI_COMM_WORLD, flowio_path.path(),
-                                         flowio::Mode::create | flowio::Mode::wronly, file_hints));
-                  flowio_file->set_view(0, MPI_BYTE, view.get());
-                  mpich_file.emplace(mpich_path.path(), file_hints);
-                  flowio::check_mpi(MPI_File_set_view(mpich_file->get(), 0, MPI_BYTE, view.get(),
-                                                      "native", MPI_INFO_NULL),
-                                    "MPI_File_set_view");
-                }
-                for (int rep = 0; rep <= common.reps; ++rep) {
-                  for (std::size_t m = 0; m < modes.size(); ++m) {
-                    const std::string& mode =
-                        modes[(m + static_cast<std::size_t>(rep)) % modes.size()];
-                    CompressionStatistics run_statistics;
-                    const double elapsed = bench::time_collective(
-                        [&] { harness.run(rules.at(mode), run_statistics); });
-                    bench::verify(harness.realm_is_correct(),
-                                  "exchange left wrong data in a realm, mode " + mode);
-                    if (rep == 0) {
-                      first[mode] = elapsed;
-                      continue;
-                    }
-                    seconds[mode].push_back(elapsed);
-                    flowio::exchange::add_statistics(statistics[mode], run_statistics);
+              std::optional<WholeWrites> writes;
+              if (total) writes.emplace(mesh, modes, common.dir, window);
+              for (int rep = 0; rep <= common.reps; ++rep) {
+                for (std::size_t m = 0; m < modes.size(); ++m) {
+                  const std::string& mode =
+                      modes[(m + static_cast<std::size_t>(rep)) % modes.size()];
+                  CompressionStatistics run_statistics;
+                  const double elapsed =
+                      bench::time_collective([&] { harness.run(rules.at(mode), run_statistics); });
+                  bench::verify(harness.realm_is_correct(),
+                                "exchange left wrong data in a realm, mode " + mode);
+                  if (rep == 0) {
+                    first[mode] = elapsed;
+                    continue;
                   }
-                  if (total && rep > 0) {
-                    flowio_seconds.push_back(bench::time_collective([&] {
-                      flowio_file->write_at_all(0, local.data(),
-                                                static_cast<MPI_Count>(local.size()), MPI_BYTE);
-                    }));
-                    mpich_seconds.push_back(bench::time_collective([&] {
-                      MPI_Status status;
-                      flowio::check_mpi(
-                          MPI_File_write_at_all_c(mpich_file->get(), 0, local.data(),
-                                                  static_cast<MPI_Count>(local.size()), MPI_BYTE,
-                                                  &status),
-                          "MPI_File_write_at_all_c");
-                    }));
-                  }
+                  seconds[mode].push_back(elapsed);
+                  flowio::exchange::add_statistics(statistics[mode], run_statistics);
                 }
-                if (total) {
-                  flowio_file->close();
-                  mpich_file->close();
-                }
+                if (writes) writes->write(rep == 0, rep);
               }
+              if (writes) writes->close();
 
               if (verbose) {
                 for (const std::string& mode : modes) {
@@ -318,13 +274,12 @@ int main(int argc, char** argv) {
               bench::verify(wrote == static_cast<ssize_t>(harness.realm().size()),
                             "short write of the harness file");
               flowio::check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
-              if (total) {
-                bench::report_pair(report, bench::Fields(fields).add("stage", "total"), "write",
-                                   static_cast<double>(mesh.file_bytes()),
-                                   bench::median(flowio_seconds), bench::median(mpich_seconds));
-                bench::verify(
-                    same_files({harness_path.path(), flowio_path.path(), mpich_path.path()}),
-                    "harness, flowio and MPICH files differ");
+              if (writes) {
+                writes->report(report, fields);
+                std::vector<std::string> paths = writes->paths();
+                paths.push_back(harness_path.path());
+                bench::verify(same_files(paths),
+                              "the harness's, flowio's and MPICH's files differ");
               }
             }
           }

@@ -15,6 +15,7 @@
 
 #include "exchange/compress.h"
 #include "exchange/compress_stage.h"
+#include "exchange/point_to_point.h"
 #include "flowio/error.h"
 
 namespace bench::compress {
@@ -26,10 +27,10 @@ using flowio::exchange::CompressionRule;
 // receives and freed send buffers, and the first MPI error.
 class Mailbox {
  public:
-  void arrived(std::size_t receive, std::size_t frame_bytes) {
+  void arrived(std::size_t receive, std::size_t payload_bytes) {
     {
       std::lock_guard lock(mutex_);
-      arrivals_.push_back({receive, frame_bytes});
+      arrivals_.push_back({receive, payload_bytes});
     }
     ready_.notify_one();
   }
@@ -50,7 +51,7 @@ class Mailbox {
 
   struct Arrival {
     std::size_t receive;
-    std::size_t frame_bytes;
+    std::size_t payload_bytes;
   };
   // Waits until there is an arrival or (if `want_buffer`) a free buffer;
   // takes all arrivals, and a buffer if asked and available.
@@ -152,26 +153,6 @@ void ExchangeHarness::scatter(int client, const Message& message, const std::byt
   }
 }
 
-namespace {
-
-// One message as two blocks of bytes, wherever they are (MPI_BOTTOM-based
-// addresses): a frame's header and its payload. Freed right after the
-// send or receive is posted, which MPI allows.
-MPI_Datatype two_blocks(const std::byte* header, const std::byte* payload, std::size_t bytes) {
-  MPI_Aint addresses[2];
-  MPI_Get_address(header, &addresses[0]);
-  MPI_Get_address(payload, &addresses[1]);
-  const int lengths[2] = {static_cast<int>(flowio::exchange::kFrameHeaderBytes),
-                          static_cast<int>(bytes)};
-  MPI_Datatype type = MPI_DATATYPE_NULL;
-  flowio::check_mpi(MPI_Type_create_hindexed(2, lengths, addresses, MPI_BYTE, &type),
-                    "MPI_Type_create_hindexed");
-  flowio::check_mpi(MPI_Type_commit(&type), "MPI_Type_commit");
-  return type;
-}
-
-}  // namespace
-
 void ExchangeHarness::run(CompressionRule& rule, flowio::CompressionStatistics& totals) {
   namespace ex = flowio::exchange;
   const double started = ex::compress_stage_clock();
@@ -188,17 +169,17 @@ void ExchangeHarness::run(CompressionRule& rule, flowio::CompressionStatistics& 
   for (std::size_t i = 0; i < receives_.size(); ++i) {
     const Message& message = receives_[i];
     regions[i].resize(static_cast<std::size_t>(message.nodes() * node_bytes));
-    MPI_Datatype type = two_blocks(headers[i].data(), regions[i].data(), regions[i].size());
-    MPI_Request request = MPI_REQUEST_NULL;
-    const int code = MPI_Irecv(MPI_BOTTOM, 1, type, message.peer, message.tag, comm_, &request);
-    MPI_Type_free(&type);
-    flowio::check_mpi(code, "MPI_Irecv");
-    progress_.watch({request}, [&mailbox, i](int code, std::span<const MPI_Status> statuses) {
-      if (code != MPI_SUCCESS) return mailbox.failed(code);
-      int count = 0;
-      MPI_Get_count(&statuses[0], MPI_BYTE, &count);
-      mailbox.arrived(i, static_cast<std::size_t>(count));
-    });
+    std::vector<MPI_Request> requests;
+    ex::post_framed_receive(comm_, headers[i].data(), regions[i].data(),
+                            static_cast<std::int64_t>(regions[i].size()), message.peer, message.tag,
+                            requests);
+    progress_.watch(std::move(requests),
+                    [&mailbox, i](int code, std::span<const MPI_Status> statuses) {
+                      if (code != MPI_SUCCESS) return mailbox.failed(code);
+                      int count = 0;  // of the payload, the second message
+                      MPI_Get_count(&statuses[1], MPI_BYTE, &count);
+                      mailbox.arrived(i, static_cast<std::size_t>(count));
+                    });
   }
 
   for (const Message& message : own_) {
@@ -210,12 +191,8 @@ void ExchangeHarness::run(CompressionRule& rule, flowio::CompressionStatistics& 
   const auto handle = [&](const std::vector<Mailbox::Arrival>& arrivals) {
     for (const Mailbox::Arrival& arrival : arrivals) {
       const std::size_t i = arrival.receive;
-      if (arrival.frame_bytes < ex::kFrameHeaderBytes) {
-        throw ex::MalformedMessage("a frame shorter than its header arrived");
-      }
       const std::size_t got =
-          stage.decode(headers[i], regions[i], arrival.frame_bytes - ex::kFrameHeaderBytes,
-                       scratch_, statistics);
+          stage.decode(headers[i], regions[i], arrival.payload_bytes, scratch_, statistics);
       if (got != regions[i].size()) {
         throw ex::MalformedMessage("a message of " + std::to_string(got) + " bytes, " +
                                    std::to_string(regions[i].size()) + " expected");
@@ -228,16 +205,11 @@ void ExchangeHarness::run(CompressionRule& rule, flowio::CompressionStatistics& 
   // Per message in flight: its header and a spare buffer to compress into.
   // A client's nodes of a window are contiguous in its local data, which
   // raw messages are sent from (the pack has nothing to do).
-  std::int64_t largest = 0;
-  for (const Message& message : sends_) largest = std::max(largest, message.nodes() * node_bytes);
   const std::size_t slots =
       std::min<std::size_t>(static_cast<std::size_t>(messages_in_flight_), sends_.size());
   std::vector<ex::CompressStage::Outgoing> outgoing(slots);
   std::vector<std::vector<std::byte>> spare(slots);
-  for (std::size_t slot = 0; slot < slots; ++slot) {
-    spare[slot].resize(ex::compress_capacity(static_cast<std::size_t>(largest)));
-    mailbox.sent(slot);
-  }
+  for (std::size_t slot = 0; slot < slots; ++slot) mailbox.sent(slot);
 
   // Compress (or not) -> send.
   const std::int64_t depth = static_cast<std::int64_t>(sends_.size());
@@ -249,16 +221,15 @@ void ExchangeHarness::run(CompressionRule& rule, flowio::CompressionStatistics& 
         static_cast<std::size_t>(message.nodes() * node_bytes));
     ex::CompressStage::Outgoing& frame = outgoing[*slot];
     frame = stage.encode(message.peer, data, spare[*slot], depth, statistics);
-    MPI_Datatype type = two_blocks(frame.header.data(), frame.payload.data(), frame.payload.size());
-    MPI_Request request = MPI_REQUEST_NULL;
+    std::vector<MPI_Request> requests;
     const double posted = ex::compress_stage_clock();
-    const int code = MPI_Isend(MPI_BOTTOM, 1, type, message.peer, message.tag, comm_, &request);
-    MPI_Type_free(&type);
-    flowio::check_mpi(code, "MPI_Isend");
+    ex::post_framed_send(comm_, frame.header.data(), frame.payload.data(),
+                         static_cast<std::int64_t>(frame.payload.size()), message.peer, message.tag,
+                         requests);
     const int peer = message.peer;
     const std::size_t used = *slot;
-    progress_.watch({request}, [&mailbox, &stage, &frame, peer, used, posted](
-                                   int code, std::span<const MPI_Status>) {
+    progress_.watch(std::move(requests), [&mailbox, &stage, &frame, peer, used, posted](
+                                             int code, std::span<const MPI_Status>) {
       if (code != MPI_SUCCESS) return mailbox.failed(code);
       stage.record_send(peer, frame, posted, ex::compress_stage_clock());
       mailbox.sent(used);

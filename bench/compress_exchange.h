@@ -6,7 +6,7 @@
 // client sends, for every window of every other aggregator, one message
 // with its nodes in that window (contiguous in its local data, so there
 // is nothing to pack): (rule) -> compress into a spare buffer, or raw ->
-// MPI_Isend of header + payload as one two-block message, windows in
+// MPI_Isend of the header and the payload (post_framed_send), windows in
 // order and aggregators round-robin, with at most `messages_in_flight`
 // frames outstanding; the progress thread (runtime/progress.h) drives the
 // sends and receives meanwhile, so compressing message k+1 overlaps

@@ -17,42 +17,30 @@ int message_count(std::int64_t bytes) {
   return static_cast<int>(bytes);
 }
 
-// The frame's header and its payload as one datatype: two blocks of
-// bytes at their addresses.
-MPI_Datatype framed_type(const void* header, const void* payload, std::int64_t bytes) {
-  MPI_Aint addresses[2];
-  check_mpi(MPI_Get_address(header, &addresses[0]), "MPI_Get_address");
-  check_mpi(MPI_Get_address(payload, &addresses[1]), "MPI_Get_address");
-  const int lengths[2] = {static_cast<int>(kFrameHeaderBytes), message_count(bytes)};
-  MPI_Datatype type = MPI_DATATYPE_NULL;
-  check_mpi(MPI_Type_create_hindexed(2, lengths, addresses, MPI_BYTE, &type),
-            "MPI_Type_create_hindexed");
-  check_mpi(MPI_Type_commit(&type), "MPI_Type_commit");
-  return type;
-}
-
 }  // namespace
 
-MPI_Request post_framed_send(MPI_Comm comm, const std::byte* header, const void* payload,
-                             std::int64_t bytes, int peer, int tag) {
-  MPI_Datatype type = framed_type(header, payload, bytes);
+void post_framed_send(MPI_Comm comm, const std::byte* header, const void* payload,
+                      std::int64_t bytes, int peer, int tag, std::vector<MPI_Request>& requests) {
   MPI_Request request = MPI_REQUEST_NULL;
-  const int code = MPI_Isend(MPI_BOTTOM, 1, type, peer, tag, comm, &request);
-  // Freeing a datatype a pending request uses is allowed: MPI keeps it
-  // until the request completes.
-  MPI_Type_free(&type);
-  check_mpi(code, "MPI_Isend");
-  return request;
+  check_mpi(
+      MPI_Isend(header, static_cast<int>(kFrameHeaderBytes), MPI_BYTE, peer, tag, comm, &request),
+      "MPI_Isend");
+  requests.push_back(request);
+  check_mpi(MPI_Isend(payload, message_count(bytes), MPI_BYTE, peer, tag, comm, &request),
+            "MPI_Isend");
+  requests.push_back(request);
 }
 
-MPI_Request post_framed_receive(MPI_Comm comm, std::byte* header, void* payload, std::int64_t bytes,
-                                int peer, int tag) {
-  MPI_Datatype type = framed_type(header, payload, bytes);
+void post_framed_receive(MPI_Comm comm, std::byte* header, void* payload, std::int64_t bytes,
+                         int peer, int tag, std::vector<MPI_Request>& requests) {
   MPI_Request request = MPI_REQUEST_NULL;
-  const int code = MPI_Irecv(MPI_BOTTOM, 1, type, peer, tag, comm, &request);
-  MPI_Type_free(&type);
-  check_mpi(code, "MPI_Irecv");
-  return request;
+  check_mpi(
+      MPI_Irecv(header, static_cast<int>(kFrameHeaderBytes), MPI_BYTE, peer, tag, comm, &request),
+      "MPI_Irecv");
+  requests.push_back(request);
+  check_mpi(MPI_Irecv(payload, message_count(bytes), MPI_BYTE, peer, tag, comm, &request),
+            "MPI_Irecv");
+  requests.push_back(request);
 }
 
 MPI_Request post_client_message(MPI_Comm comm, bool writing, char* data, std::int64_t bytes,

@@ -33,14 +33,17 @@ void post_window_messages(MPI_Comm comm, bool writing, char* buffer,
                           std::vector<MPI_Request>& requests);
 
 // Framed messages (compress_stage.h): a frame's header and its payload,
-// each where it lies, as one message (a two-block datatype over
-// MPI_BOTTOM). A send sends the kFrameHeaderBytes at `header`, then
-// `bytes` bytes at `payload`; a receive takes a header into `header` and
-// at most `bytes` bytes into `payload` (MPI_Get_count then counts the
-// header too). Both buffers are borrowed until the request completes.
-MPI_Request post_framed_send(MPI_Comm comm, const std::byte* header, const void* payload,
-                             std::int64_t bytes, int peer, int tag);
-MPI_Request post_framed_receive(MPI_Comm comm, std::byte* header, void* payload, std::int64_t bytes,
-                                int peer, int tag);
+// each where it lies, as two messages with the same tag, the header
+// first (MPI keeps their order): each contiguous, so that neither side
+// copies the payload through a datatype. A send sends the
+// kFrameHeaderBytes at `header`, then `bytes` bytes at `payload`; a
+// receive takes the header into `header` and at most `bytes` bytes into
+// `payload` (MPI_Get_count of the second request tells how many came).
+// Both buffers are borrowed until the requests, appended to `requests`,
+// complete.
+void post_framed_send(MPI_Comm comm, const std::byte* header, const void* payload,
+                      std::int64_t bytes, int peer, int tag, std::vector<MPI_Request>& requests);
+void post_framed_receive(MPI_Comm comm, std::byte* header, void* payload, std::int64_t bytes,
+                         int peer, int tag, std::vector<MPI_Request>& requests);
 
 }  // namespace flowio::exchange

@@ -212,28 +212,25 @@ void client_exchange_stage(CollectiveOperation& op, std::size_t item, Next next)
       requests.push_back(exchange::post_client_message(op.context.comm(), op.request.writing,
                                                        run.data, plan.bytes, plan.peer, tag));
     } else if (op.request.writing) {
-      requests.push_back(exchange::post_framed_send(
+      exchange::post_framed_send(
           op.context.comm(), run.outgoing.header.data(), run.outgoing.payload.data(),
-          static_cast<std::int64_t>(run.outgoing.payload.size()), plan.peer, tag));
+          static_cast<std::int64_t>(run.outgoing.payload.size()), plan.peer, tag, requests);
     } else {
-      requests.push_back(exchange::post_framed_receive(op.context.comm(), run.header.data(),
-                                                       run.data, plan.bytes, plan.peer, tag));
+      exchange::post_framed_receive(op.context.comm(), run.header.data(), run.data, plan.bytes,
+                                    plan.peer, tag, requests);
     }
   });
   op.executor->wait_for(std::move(requests), [&op, item, next = std::move(next)](
                                                  int code, std::span<const MPI_Status> statuses) {
     const ClientItemPlan& plan = op.plan->client_items[item];
     ClientRun& run = op.client_runs[item];
-    // A read's message stops at end of file: count what came.
-    if (!op.request.writing && code == MPI_SUCCESS && statuses.size() == 1) {
+    // A read's message stops at end of file: count what came (of a frame,
+    // its payload, the second message; its length is known once decoded,
+    // client_decompress_stage).
+    if (!op.request.writing && code == MPI_SUCCESS && !statuses.empty()) {
       int received = 0;
-      MPI_Get_count(&statuses[0], MPI_BYTE, &received);
-      if (op.compression) {
-        // A frame: its length is known once decoded (client_decompress_stage).
-        run.payload_bytes = received - static_cast<std::int64_t>(exchange::kFrameHeaderBytes);
-      } else {
-        run.received = received;
-      }
+      MPI_Get_count(&statuses.back(), MPI_BYTE, &received);
+      (op.compression ? run.payload_bytes : run.received) = received;
     }
     if (op.compression && op.request.writing && code == MPI_SUCCESS && run.data != nullptr) {
       op.compression->record_send(plan.peer, run.outgoing,
@@ -258,9 +255,6 @@ void client_decompress_stage(CollectiveOperation& op, std::size_t item, Next nex
   const std::int64_t begin = now_ns();
   run.received = 0;
   op.guarded([&] {
-    if (run.payload_bytes < 0) {
-      throw exchange::MalformedMessage("a message shorter than its frame header arrived");
-    }
     run.received = static_cast<std::int64_t>(op.compression->decode(
         run.header,
         std::span(reinterpret_cast<std::byte*>(run.data), static_cast<std::size_t>(plan.bytes)),
@@ -407,14 +401,14 @@ void window_exchange_stage(CollectiveOperation& op, std::size_t w, Next next) {
       for (std::size_t p = 0; p < plan.parts.size(); ++p) {
         const int client = op.plan->clients[plan.parts[p].client].rank;
         if (op.request.writing) {
-          requests.push_back(exchange::post_framed_receive(op.context.comm(), run.headers[p].data(),
-                                                           run.buffer.data() + plan.parts[p].at,
-                                                           plan.parts[p].bytes, client, tag));
+          exchange::post_framed_receive(op.context.comm(), run.headers[p].data(),
+                                        run.buffer.data() + plan.parts[p].at, plan.parts[p].bytes,
+                                        client, tag, requests);
         } else {
           const exchange::CompressStage::Outgoing& frame = run.outgoing[p];
-          requests.push_back(exchange::post_framed_send(
-              op.context.comm(), frame.header.data(), frame.payload.data(),
-              static_cast<std::int64_t>(frame.payload.size()), client, tag));
+          exchange::post_framed_send(op.context.comm(), frame.header.data(), frame.payload.data(),
+                                     static_cast<std::int64_t>(frame.payload.size()), client, tag,
+                                     requests);
         }
       }
       return;
@@ -435,14 +429,15 @@ void window_exchange_stage(CollectiveOperation& op, std::size_t w, Next next) {
     WindowRun& run = op.window_runs[w];
     if (code != MPI_SUCCESS) {
       op.fail(std::make_exception_ptr(MpiError("data exchange", code)));
-    } else if (op.compression && op.request.writing && statuses.size() == plan.parts.size()) {
+    } else if (op.compression && op.request.writing && statuses.size() == 2 * plan.parts.size()) {
+      // Each part's header, then its payload.
       run.payload_bytes.assign(plan.parts.size(), 0);
       for (std::size_t p = 0; p < plan.parts.size(); ++p) {
         int received = 0;
-        MPI_Get_count(&statuses[p], MPI_BYTE, &received);
-        run.payload_bytes[p] = received - static_cast<std::int64_t>(exchange::kFrameHeaderBytes);
+        MPI_Get_count(&statuses[2 * p + 1], MPI_BYTE, &received);
+        run.payload_bytes[p] = received;
       }
-    } else if (op.compression && statuses.size() == plan.parts.size()) {
+    } else if (op.compression && statuses.size() == 2 * plan.parts.size()) {
       const double posted = static_cast<double>(run.posted_ns) * 1e-9;
       const double completed = static_cast<double>(now_ns()) * 1e-9;
       for (std::size_t p = 0; p < plan.parts.size(); ++p) {
@@ -469,9 +464,6 @@ void window_decompress_stage(CollectiveOperation& op, std::size_t w, Next next) 
   op.guarded([&] {
     for (std::size_t p = 0; p < plan.parts.size(); ++p) {
       const WindowPlan::Part& part = plan.parts[p];
-      if (run.payload_bytes[p] < 0) {
-        throw exchange::MalformedMessage("a message shorter than its frame header arrived");
-      }
       const std::size_t got = op.compression->decode(
           run.headers[p],
           std::span(reinterpret_cast<std::byte*>(run.buffer.data() + part.at),
