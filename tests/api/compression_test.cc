@@ -261,3 +261,20 @@ TEST_CASE("Api.Compression.BadHint") {
   }
   CHECK(refused);
 }
+
+// The compression hints in force are reported, defaults included.
+TEST_CASE("Api.Compression.HintsInForce") {
+  const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, "compression_hints");
+  flowio::File given = flowio::File::open(
+      MPI_COMM_WORLD, path,
+      flowio::Mode::create | flowio::Mode::rdwr | flowio::Mode::delete_on_close, hints("on"));
+  CHECK(given.hints().at("flowio_compress") == "on");
+  CHECK(given.hints().at("flowio_compress_min_bytes") == "1024");
+  given.close();
+  flowio::File defaults =
+      flowio::File::open(MPI_COMM_WORLD, path,
+                         flowio::Mode::create | flowio::Mode::rdwr | flowio::Mode::delete_on_close);
+  CHECK(defaults.hints().at("flowio_compress") == "auto");
+  CHECK(defaults.hints().at("flowio_compress_min_bytes") == "65536");
+  defaults.close();
+}
