@@ -157,12 +157,15 @@ class CollectiveOperation {
   std::vector<RoundRun> round_runs;
   std::atomic<std::size_t> remaining{0};
   std::int64_t data_phase_ns = 0;  // when the data phase started
-  // Point-to-point messages are framed (compression not off): the file's
-  // rule as this operation began, and this operation's stage of it (one
-  // stage per operation, finished when its last item is done).
+  // Compression not off: the file's rule as this operation began, and
+  // this operation's stage of it (one stage per operation, finished when
+  // its last item is done), which frames its metadata messages, and its
+  // data messages when they go point to point (`framed`).
   std::shared_ptr<exchange::CompressionRule> compression_rule;
   std::optional<exchange::CompressStage> compression;
-  std::int64_t messages_sent = 0;  // framed messages this process sends
+  bool framed = false;
+  std::int64_t messages_sent = 0;              // framed data messages this process sends
+  CompressionStatistics metadata_compression;  // the metadata stage's
 
   // Agreement.
   OutcomeAgreement agreement;

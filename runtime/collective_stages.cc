@@ -41,6 +41,19 @@ bool anyone_failed_early(const CollectiveOperation& op) {
                      [](const Announcement& a) { return a.failed_early != 0; });
 }
 
+// Whether this operation's point-to-point messages are framed
+// (compression not off); the first call begins its stage of the file's
+// compression rule. Control and data stages of one operation call it in
+// turn, never at once.
+bool begin_compression(CollectiveOperation& op) {
+  if (op.request.settings.compression.mode == exchange::CompressionMode::off) return false;
+  if (!op.compression) {
+    op.compression_rule = op.context.compression_rule(op.request.settings.compression);
+    op.compression.emplace(*op.compression_rule);
+  }
+  return true;
+}
+
 // --- control ---
 
 // Realm calc, or the plan kept from an earlier call with the same
@@ -99,15 +112,17 @@ void metadata_stage(CollectiveOperation& op, std::size_t, Next next) {
       client_ranks.push_back(client.rank);
       client_words.push_back(op.summaries[static_cast<std::size_t>(client.rank)].metadata_words);
     }
-    requests = op.metadata.post(op.context.comm(), message_tag(MessageKind::metadata, op.sequence),
-                                op.request.access, op.view_words, *plan.layout,
-                                op.request.settings.aggregator_ranks, plan.slot, client_ranks,
-                                client_words);
+    requests = op.metadata.post(
+        op.context.comm(), message_tag(MessageKind::metadata, op.sequence), op.request.access,
+        op.view_words, *plan.layout, op.request.settings.aggregator_ranks, plan.slot, client_ranks,
+        client_words, begin_compression(op) ? &*op.compression : nullptr, op.metadata_compression);
   });
   op.executor->wait_for(std::move(requests), [&op, begin, next = std::move(next)](
-                                                 int code, std::span<const MPI_Status>) {
+                                                 int code, std::span<const MPI_Status> statuses) {
     if (code != MPI_SUCCESS) {
       op.fail(std::make_exception_ptr(MpiError("metadata exchange", code)));
+    } else {
+      op.metadata.received(statuses);
     }
     op.recorder.record(Stage::metadata, begin, -1, "", 0, op.metadata.messages());
     next();
@@ -122,6 +137,7 @@ void plan_stage(CollectiveOperation& op, std::size_t, Next next) {
     op.guarded([&] {
       CollectivePlan& plan = *op.plan;
       std::vector<core::Access> accesses = op.metadata.decode();
+      op.add_compression(op.metadata_compression);
       for (std::size_t i = 0; i < plan.clients.size(); ++i) {
         plan.clients[i].access = std::move(accesses[i]);
       }
@@ -180,7 +196,7 @@ void pack_stage(CollectiveOperation& op, std::size_t item, Next next) {
 // as the rule decides (exchange/compress_stage.h).
 void client_compress_stage(CollectiveOperation& op, std::size_t item, Next next) {
   ClientRun& run = op.client_runs[item];
-  if (!op.compression || !op.request.writing || run.data == nullptr) {
+  if (!op.framed || !op.request.writing || run.data == nullptr) {
     next();
     return;
   }
@@ -208,7 +224,7 @@ void client_exchange_stage(CollectiveOperation& op, std::size_t item, Next next)
   op.guarded([&] {
     if (run.data == nullptr) return;  // failed to stage
     const int tag = data_tag(op, plan.window);
-    if (!op.compression) {
+    if (!op.framed) {
       requests.push_back(exchange::post_client_message(op.context.comm(), op.request.writing,
                                                        run.data, plan.bytes, plan.peer, tag));
     } else if (op.request.writing) {
@@ -230,9 +246,9 @@ void client_exchange_stage(CollectiveOperation& op, std::size_t item, Next next)
     if (!op.request.writing && code == MPI_SUCCESS && !statuses.empty()) {
       int received = 0;
       MPI_Get_count(&statuses.back(), MPI_BYTE, &received);
-      (op.compression ? run.payload_bytes : run.received) = received;
+      (op.framed ? run.payload_bytes : run.received) = received;
     }
-    if (op.compression && op.request.writing && code == MPI_SUCCESS && run.data != nullptr) {
+    if (op.framed && op.request.writing && code == MPI_SUCCESS && run.data != nullptr) {
       op.compression->record_send(plan.peer, run.outgoing,
                                   static_cast<double>(run.posted_ns) * 1e-9,
                                   static_cast<double>(now_ns()) * 1e-9);
@@ -247,7 +263,7 @@ void client_exchange_stage(CollectiveOperation& op, std::size_t item, Next next)
 // compressed.
 void client_decompress_stage(CollectiveOperation& op, std::size_t item, Next next) {
   ClientRun& run = op.client_runs[item];
-  if (!op.compression || op.request.writing || run.data == nullptr || op.failure()) {
+  if (!op.framed || op.request.writing || run.data == nullptr || op.failure()) {
     next();
     return;
   }
@@ -266,7 +282,7 @@ void client_decompress_stage(CollectiveOperation& op, std::size_t item, Next nex
 
 void unpack_stage(CollectiveOperation& op, std::size_t item, Next next) {
   ClientRun& run = op.client_runs[item];
-  if (op.compression) {
+  if (op.framed) {
     op.add_compression(run.compression);
     std::vector<std::byte>().swap(run.spare);
     std::vector<std::byte>().swap(run.scratch);
@@ -362,7 +378,7 @@ void window_read_stage(CollectiveOperation& op, std::size_t w, Next next) {
 // Reads with framed messages: each client's part as a frame, compressed
 // or raw as the rule decides (exchange/compress_stage.h).
 void window_compress_stage(CollectiveOperation& op, std::size_t w, Next next) {
-  if (!op.compression || op.request.writing) {
+  if (!op.framed || op.request.writing) {
     next();
     return;
   }
@@ -396,7 +412,7 @@ void window_exchange_stage(CollectiveOperation& op, std::size_t w, Next next) {
   std::vector<MPI_Request> requests;
   op.guarded([&] {
     const int tag = data_tag(op, plan.window.index);
-    if (op.compression) {
+    if (op.framed) {
       run.headers.resize(plan.parts.size());
       for (std::size_t p = 0; p < plan.parts.size(); ++p) {
         const int client = op.plan->clients[plan.parts[p].client].rank;
@@ -429,7 +445,7 @@ void window_exchange_stage(CollectiveOperation& op, std::size_t w, Next next) {
     WindowRun& run = op.window_runs[w];
     if (code != MPI_SUCCESS) {
       op.fail(std::make_exception_ptr(MpiError("data exchange", code)));
-    } else if (op.compression && op.request.writing && statuses.size() == 2 * plan.parts.size()) {
+    } else if (op.framed && op.request.writing && statuses.size() == 2 * plan.parts.size()) {
       // Each part's header, then its payload.
       run.payload_bytes.assign(plan.parts.size(), 0);
       for (std::size_t p = 0; p < plan.parts.size(); ++p) {
@@ -437,7 +453,7 @@ void window_exchange_stage(CollectiveOperation& op, std::size_t w, Next next) {
         MPI_Get_count(&statuses[2 * p + 1], MPI_BYTE, &received);
         run.payload_bytes[p] = received;
       }
-    } else if (op.compression && statuses.size() == 2 * plan.parts.size()) {
+    } else if (op.framed && statuses.size() == 2 * plan.parts.size()) {
       const double posted = static_cast<double>(run.posted_ns) * 1e-9;
       const double completed = static_cast<double>(now_ns()) * 1e-9;
       for (std::size_t p = 0; p < plan.parts.size(); ++p) {
@@ -454,7 +470,7 @@ void window_exchange_stage(CollectiveOperation& op, std::size_t w, Next next) {
 // Writes with framed messages: each client's part in place in the window
 // buffer, decoded if it came compressed.
 void window_decompress_stage(CollectiveOperation& op, std::size_t w, Next next) {
-  if (!op.compression || !op.request.writing || op.failure()) {
+  if (!op.framed || !op.request.writing || op.failure()) {
     next();
     return;
   }
@@ -482,7 +498,7 @@ void window_decompress_stage(CollectiveOperation& op, std::size_t w, Next next) 
 // The window's framed messages are done: their statistics go to the
 // operation, their buffers away.
 void finish_window_frames(CollectiveOperation& op, WindowRun& run) {
-  if (!op.compression) return;
+  if (!op.framed) return;
   op.add_compression(run.compression);
   run.outgoing.clear();
   std::vector<std::vector<std::byte>>().swap(run.spares);
@@ -698,10 +714,8 @@ void start_data_phase(CollectiveOperation& op) {
   op.data_phase_ns = now_ns();
   // Point-to-point messages are framed unless compression is off: both
   // sides know it from the hint, which every process gives alike.
-  if (plan.rounds.empty() &&
-      op.request.settings.compression.mode != exchange::CompressionMode::off) {
-    op.compression_rule = op.context.compression_rule(op.request.settings.compression);
-    op.compression.emplace(*op.compression_rule);
+  if (plan.rounds.empty() && begin_compression(op)) {
+    op.framed = true;
     if (op.request.writing) {
       op.messages_sent = static_cast<std::int64_t>(plan.client_items.size());
     } else {
