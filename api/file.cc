@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 
+#include "exchange/compression_rule.h"
 #include "flowio/error.h"
 #include "io/direct_io_backend.h"
 #include "io/file_descriptor.h"
@@ -18,7 +19,9 @@
 #include "io/independent_transfer.h"
 #include "io/storage_backend.h"
 #include "runtime/collective_error.h"
+#include "io/view_transfer.h"
 #include "runtime/collective_context.h"
+#include "runtime/collective_error.h"
 #include "runtime/collective_settings.h"
 #include "runtime/core/access.h"
 #include "runtime/core/file_view.h"
@@ -686,6 +689,7 @@ bool is_known_hint(const std::string& key) {
   static const std::set<std::string> known = {
       "cb_buffer_size",      "cb_nodes",
       "flowio_aggregators",  "flowio_buffers_in_flight",
+      "flowio_compress",     "flowio_compress_min_bytes",
       "flowio_direct_io",    "flowio_direct_threshold",
       "flowio_durable",      "flowio_plan_cache",
       "flowio_ds_mapping",   "flowio_ds_threshold",
@@ -726,6 +730,8 @@ Hints File::hints() const {
   in_force["cb_nodes"] = std::to_string(writes.aggregator_ranks.size());
   in_force["flowio_realm_policy"] = core::realm_policy_name(writes.realms.policy);
   in_force["flowio_exchange"] = writes.alltoallw ? "alltoallw" : "point_to_point";
+  in_force["flowio_compress"] = exchange::to_string(writes.compression.mode);
+  in_force["flowio_compress_min_bytes"] = std::to_string(writes.compression.min_bytes);
   in_force["romio_cb_write"] = buffering(writes.buffering);
   in_force["romio_cb_read"] = buffering(reads.buffering);
   in_force["romio_ds_write"] = sieving(writes.window_io.sieve);

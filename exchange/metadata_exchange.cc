@@ -36,17 +36,27 @@ std::vector<std::vector<core::Piece>> pieces_by_slot(const core::Access& access,
 
 }  // namespace
 
-std::vector<MPI_Request> MetadataExchange::post(MPI_Comm comm, int tag, const core::Access& mine,
-                                                std::span<const std::int64_t> view_words,
-                                                const core::RealmLayout& layout,
-                                                std::span<const int> aggregator_ranks, int slot,
-                                                std::span<const int> client_ranks,
-                                                std::span<const std::int64_t> client_words) {
+std::vector<MPI_Request> MetadataExchange::post(
+    MPI_Comm comm, int tag, const core::Access& mine, std::span<const std::int64_t> view_words,
+    const core::RealmLayout& layout, std::span<const int> aggregator_ranks, int slot,
+    std::span<const int> client_ranks, std::span<const std::int64_t> client_words,
+    CompressStage* frames, CompressionStatistics& statistics) {
   std::vector<MPI_Request> requests;
+  frames_ = frames;
+  statistics_ = &statistics;
   // Sized first, so that no buffer moves once a message is posted.
-  incoming_.resize(client_ranks.size());
-  for (std::size_t i = 0; i < client_ranks.size(); ++i) {
-    incoming_[i].resize(static_cast<std::size_t>(client_words[i]));
+  incoming_words_.assign(client_words.begin(), client_words.end());
+  if (frames_ != nullptr) {
+    incoming_frames_.resize(client_ranks.size());
+    for (std::size_t i = 0; i < client_ranks.size(); ++i) {
+      incoming_frames_[i].resize(
+          frame_bound(static_cast<std::size_t>(client_words[i]) * sizeof(std::int64_t)));
+    }
+  } else {
+    incoming_.resize(client_ranks.size());
+    for (std::size_t i = 0; i < client_ranks.size(); ++i) {
+      incoming_[i].resize(static_cast<std::size_t>(client_words[i]));
+    }
   }
   if (!mine.empty()) {
     std::vector<std::vector<core::Piece>> pieces;
@@ -64,18 +74,36 @@ std::vector<MPI_Request> MetadataExchange::post(MPI_Comm comm, int tag, const co
   for (int s = 0; s < layout.slots() && !mine.empty(); ++s) {
     if (!layout.realm_meets(s, mine.file_begin(), mine.file_end())) continue;
     const std::vector<std::int64_t>& words = outgoing_[next++];
+    const int aggregator = aggregator_ranks[static_cast<std::size_t>(s)];
     MPI_Request request;
-    check_mpi(MPI_Isend(words.data(), static_cast<int>(words.size()), MPI_INT64_T,
-                        aggregator_ranks[static_cast<std::size_t>(s)], tag, comm, &request),
-              "MPI_Isend");
+    if (frames_ != nullptr) {
+      outgoing_frames_.push_back(frames_->encode_words(
+          aggregator, words, static_cast<std::int64_t>(outgoing_.size()), statistics));
+      const std::vector<std::byte>& frame = outgoing_frames_.back();
+      check_mpi(MPI_Isend(frame.data(), static_cast<int>(frame.size()), MPI_BYTE, aggregator, tag,
+                          comm, &request),
+                "MPI_Isend");
+    } else {
+      check_mpi(MPI_Isend(words.data(), static_cast<int>(words.size()), MPI_INT64_T, aggregator,
+                          tag, comm, &request),
+                "MPI_Isend");
+    }
     requests.push_back(request);
   }
+  sends_ = requests.size();
   if (slot >= 0) {
     for (std::size_t i = 0; i < client_ranks.size(); ++i) {
       MPI_Request request;
-      check_mpi(MPI_Irecv(incoming_[i].data(), static_cast<int>(incoming_[i].size()), MPI_INT64_T,
-                          client_ranks[i], tag, comm, &request),
-                "MPI_Irecv");
+      if (frames_ != nullptr) {
+        check_mpi(
+            MPI_Irecv(incoming_frames_[i].data(), static_cast<int>(incoming_frames_[i].size()),
+                      MPI_BYTE, client_ranks[i], tag, comm, &request),
+            "MPI_Irecv");
+      } else {
+        check_mpi(MPI_Irecv(incoming_[i].data(), static_cast<int>(incoming_[i].size()), MPI_INT64_T,
+                            client_ranks[i], tag, comm, &request),
+                  "MPI_Irecv");
+      }
       requests.push_back(request);
     }
   }
@@ -83,12 +111,37 @@ std::vector<MPI_Request> MetadataExchange::post(MPI_Comm comm, int tag, const co
   return requests;
 }
 
+void MetadataExchange::received(std::span<const MPI_Status> statuses) {
+  incoming_lengths_.clear();
+  for (std::size_t i = sends_; i < statuses.size(); ++i) {
+    int count = 0;
+    MPI_Get_count(&statuses[i], MPI_BYTE, &count);
+    incoming_lengths_.push_back(static_cast<std::size_t>(count));
+  }
+}
+
 std::vector<core::Access> MetadataExchange::decode() {
   std::vector<core::Access> accesses;
-  accesses.reserve(incoming_.size());
-  for (const std::vector<std::int64_t>& words : incoming_) accesses.push_back(decode_access(words));
+  accesses.reserve(incoming_words_.size());
+  if (frames_ != nullptr) {
+    if (incoming_lengths_.size() != incoming_frames_.size()) {
+      throw MpiError("metadata exchange: received() not called with every status", 0);
+    }
+    for (std::size_t i = 0; i < incoming_frames_.size(); ++i) {
+      const std::vector<std::int64_t> words = frames_->decode_words(
+          std::span<const std::byte>(incoming_frames_[i]).first(incoming_lengths_[i]),
+          static_cast<std::size_t>(incoming_words_[i]), *statistics_);
+      accesses.push_back(decode_access(words));
+    }
+  } else {
+    for (const std::vector<std::int64_t>& words : incoming_) {
+      accesses.push_back(decode_access(words));
+    }
+  }
   incoming_.clear();
   outgoing_.clear();
+  incoming_frames_.clear();
+  outgoing_frames_.clear();
   return accesses;
 }
 

@@ -13,6 +13,8 @@
 #include <span>
 #include <vector>
 
+#include "exchange/compress_stage.h"
+#include "flowio/statistics.h"
 #include "runtime/core/access.h"
 #include "runtime/core/realm_layout.h"
 
@@ -25,17 +27,26 @@ class MetadataExchange {
   // Posts this process's sends (as a client, `view_words` being `mine`
   // encoded as its view) and receives (as aggregator `slot`, from
   // `client_ranks`, whose descriptions are at most `client_words[i]` words)
-  // on `comm` with `tag`. Returns the requests; the caller completes them
-  // before decode().
+  // on `comm` with `tag`. Returns the requests; the caller completes them,
+  // then calls received() and decode(). With `frames` (compression not
+  // off on every process), each description travels as a frame
+  // (compress_stage.h), compressed when the rule says so; `statistics`
+  // (borrowed until decode()) counts it.
   std::vector<MPI_Request> post(MPI_Comm comm, int tag, const core::Access& mine,
                                 std::span<const std::int64_t> view_words,
                                 const core::RealmLayout& layout,
                                 std::span<const int> aggregator_ranks, int slot,
                                 std::span<const int> client_ranks,
-                                std::span<const std::int64_t> client_words);
+                                std::span<const std::int64_t> client_words, CompressStage* frames,
+                                CompressionStatistics& statistics);
+
+  // The statuses of the requests post() returned, in their order, once
+  // complete: how long each received frame is.
+  void received(std::span<const MPI_Status> statuses);
 
   // The clients' accesses, in the order of `client_ranks`. Throws MpiError
-  // for a description that does not decode.
+  // for a description that does not decode (MalformedMessage for a frame
+  // that does not).
   std::vector<core::Access> decode();
 
   std::int64_t messages() const { return messages_; }
@@ -44,6 +55,14 @@ class MetadataExchange {
   std::vector<std::vector<std::int64_t>> outgoing_;
   std::vector<std::vector<std::int64_t>> incoming_;
   std::int64_t messages_ = 0;
+  // Framed descriptions.
+  CompressStage* frames_ = nullptr;
+  CompressionStatistics* statistics_ = nullptr;
+  std::vector<std::vector<std::byte>> outgoing_frames_;
+  std::vector<std::vector<std::byte>> incoming_frames_;
+  std::vector<std::size_t> incoming_lengths_;
+  std::vector<std::int64_t> incoming_words_;  // at most, per client
+  std::size_t sends_ = 0;
 };
 
 }  // namespace flowio::exchange

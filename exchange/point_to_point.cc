@@ -2,6 +2,7 @@
 
 #include <climits>
 
+#include "exchange/compress.h"
 #include "flowio/error.h"
 
 namespace flowio::exchange {
@@ -17,6 +18,30 @@ int message_count(std::int64_t bytes) {
 }
 
 }  // namespace
+
+void post_framed_send(MPI_Comm comm, const std::byte* header, const void* payload,
+                      std::int64_t bytes, int peer, int tag, std::vector<MPI_Request>& requests) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(
+      MPI_Isend(header, static_cast<int>(kFrameHeaderBytes), MPI_BYTE, peer, tag, comm, &request),
+      "MPI_Isend");
+  requests.push_back(request);
+  check_mpi(MPI_Isend(payload, message_count(bytes), MPI_BYTE, peer, tag, comm, &request),
+            "MPI_Isend");
+  requests.push_back(request);
+}
+
+void post_framed_receive(MPI_Comm comm, std::byte* header, void* payload, std::int64_t bytes,
+                         int peer, int tag, std::vector<MPI_Request>& requests) {
+  MPI_Request request = MPI_REQUEST_NULL;
+  check_mpi(
+      MPI_Irecv(header, static_cast<int>(kFrameHeaderBytes), MPI_BYTE, peer, tag, comm, &request),
+      "MPI_Irecv");
+  requests.push_back(request);
+  check_mpi(MPI_Irecv(payload, message_count(bytes), MPI_BYTE, peer, tag, comm, &request),
+            "MPI_Irecv");
+  requests.push_back(request);
+}
 
 MPI_Request post_client_message(MPI_Comm comm, bool writing, char* data, std::int64_t bytes,
                                 int aggregator, int tag) {

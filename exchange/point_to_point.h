@@ -7,6 +7,7 @@
 
 #include <mpi.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -30,5 +31,19 @@ struct WindowMessage {
 void post_window_messages(MPI_Comm comm, bool writing, char* buffer,
                           std::span<const WindowMessage> parts, int tag,
                           std::vector<MPI_Request>& requests);
+
+// Framed messages (compress_stage.h): a frame's header and its payload,
+// each where it lies, as two messages with the same tag, the header
+// first (MPI keeps their order): each contiguous, so that neither side
+// copies the payload through a datatype. A send sends the
+// kFrameHeaderBytes at `header`, then `bytes` bytes at `payload`; a
+// receive takes the header into `header` and at most `bytes` bytes into
+// `payload` (MPI_Get_count of the second request tells how many came).
+// Both buffers are borrowed until the requests, appended to `requests`,
+// complete.
+void post_framed_send(MPI_Comm comm, const std::byte* header, const void* payload,
+                      std::int64_t bytes, int peer, int tag, std::vector<MPI_Request>& requests);
+void post_framed_receive(MPI_Comm comm, std::byte* header, void* payload, std::int64_t bytes,
+                         int peer, int tag, std::vector<MPI_Request>& requests);
 
 }  // namespace flowio::exchange

@@ -77,6 +77,15 @@ GraphRunner& CollectiveContext::runner(bool run_inline, const CollectiveSettings
   return *background_;
 }
 
+std::shared_ptr<exchange::CompressionRule> CollectiveContext::compression_rule(
+    const exchange::CompressionSettings& settings) {
+  std::lock_guard lock(mutex_);
+  if (!compression_rule_ || !(compression_rule_->settings() == settings)) {
+    compression_rule_ = std::make_shared<exchange::CompressionRule>(settings, ranks_);
+  }
+  return compression_rule_;
+}
+
 Future<std::size_t> start_collective(CollectiveContext& context, CollectiveRequest request,
                                      std::function<void()> on_done) {
   return CollectiveOperation::start(context, std::move(request), std::move(on_done));

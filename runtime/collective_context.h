@@ -19,6 +19,7 @@
 #include <span>
 #include <vector>
 
+#include "exchange/compression_rule.h"
 #include "flowio/future.h"
 #include "flowio/statistics.h"
 #include "io/file_descriptor.h"
@@ -90,6 +91,14 @@ class CollectiveContext {
 
   void log(const OperationRecord& record);
 
+  // The compression rule of this file's operations: what it learns of the
+  // links and the data carries over from one operation to the next, until
+  // an operation comes with other compression settings (new hints), which
+  // start a new rule. Operations keep the rule they began with. Thread
+  // safe.
+  std::shared_ptr<exchange::CompressionRule> compression_rule(
+      const exchange::CompressionSettings& settings);
+
  private:
   MPI_Comm gather_comm_;  // borrowed from the file
   MPI_Comm comm_ = MPI_COMM_NULL;
@@ -110,6 +119,7 @@ class CollectiveContext {
   std::deque<OperationRecord> log_;
   std::unique_ptr<InlineGraphRunner> inline_;
   std::unique_ptr<TbbGraphRunner> background_;
+  std::shared_ptr<exchange::CompressionRule> compression_rule_;  // guarded by mutex_
 };
 
 // Starts a collective operation. Must be called by every process of the

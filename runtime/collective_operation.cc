@@ -134,7 +134,22 @@ std::exception_ptr CollectiveOperation::failure() const {
 }
 
 void CollectiveOperation::item_done() {
-  if (remaining.fetch_sub(1) == 1) runner->enqueue(PipelineKind::agree, *this, 1);
+  if (remaining.fetch_sub(1) != 1) return;
+  if (compression) {
+    // Every item has added its statistics: the stage is complete.
+    CompressionStatistics stage;
+    {
+      std::lock_guard lock(mutex_);
+      stage = compression_statistics_;
+    }
+    compression->finish(static_cast<double>(now_ns() - data_phase_ns) * 1e-9, stage);
+  }
+  runner->enqueue(PipelineKind::agree, *this, 1);
+}
+
+void CollectiveOperation::add_compression(const CompressionStatistics& statistics) {
+  std::lock_guard lock(mutex_);
+  exchange::add_statistics(compression_statistics_, statistics);
 }
 
 void CollectiveOperation::complete() {
@@ -186,6 +201,14 @@ void CollectiveOperation::complete() {
                                        [](const core::AccessSummary& s) { return s.bytes > 0; }));
     record.aggregator = accessed_directly;
     record.iterations = accessed_directly ? 1 : 0;
+  }
+  {
+    std::lock_guard lock(mutex_);
+    record.compression = compression_statistics_;
+  }
+  // The mode in force where it applies: point-to-point two-phase I/O.
+  if (plan && plan->two_phase && plan->rounds.empty()) {
+    record.compression.mode = exchange::to_string(request.settings->compression.mode);
   }
   recorder.fill(record);
   context.log(record);

@@ -9,6 +9,7 @@
 
 #include <mpi.h>
 
+#include <array>
 #include <atomic>
 #include <cstdint>
 #include <exception>
@@ -18,9 +19,13 @@
 #include <optional>
 #include <vector>
 
+#include "exchange/compress.h"
+#include "exchange/compress_stage.h"
+#include "exchange/compression_rule.h"
 #include "exchange/metadata_exchange.h"
 #include "flowio/future.h"
 #include "runtime/byte_buffer.h"
+#include "flowio/statistics.h"
 #include "runtime/collective_plan.h"
 #include "runtime/collective_request.h"
 #include "runtime/core/realm_policy.h"
@@ -45,12 +50,23 @@ struct Announcement {
   std::int64_t failed_early = 0;
 };
 
+// A frame header's room, for a framed message (exchange/compress_stage.h).
+using FrameHeaderBytes = std::array<std::byte, exchange::kFrameHeaderBytes>;
+
 // A client message in flight.
 struct ClientRun {
   ByteBuffer staging;  // when memory is not contiguous
   char* data = nullptr;
   std::int64_t received = 0;  // reads: bytes that lay before end of file
   std::int64_t posted_ns = 0;
+  // Framed messages: what a write sends, and where a compressed frame is
+  // built; the header a read receives and the payload bytes that came.
+  exchange::CompressStage::Outgoing outgoing;
+  std::vector<std::byte> spare;
+  FrameHeaderBytes header{};
+  std::int64_t payload_bytes = 0;
+  std::vector<std::byte> scratch;
+  CompressionStatistics compression;
 };
 
 // A window in flight on its aggregator.
@@ -58,6 +74,15 @@ struct WindowRun {
   ByteBuffer buffer;
   std::vector<std::int64_t> before_end;  // reads: bytes of each part before end of file
   std::int64_t posted_ns = 0;
+  // Framed messages, one per part: what a read sends (and where its
+  // compressed frames are built); the headers a write receives and the
+  // payload bytes that came.
+  std::vector<exchange::CompressStage::Outgoing> outgoing;
+  std::vector<std::vector<std::byte>> spares;
+  std::vector<FrameHeaderBytes> headers;
+  std::vector<std::int64_t> payload_bytes;
+  std::vector<std::byte> scratch;
+  CompressionStatistics compression;
 };
 
 // An Alltoallw round in flight.
@@ -97,6 +122,8 @@ class CollectiveOperation {
   // One buffer iteration (item, window or round) is done; the last one
   // takes the operation to the agreement. Thread safe.
   void item_done();
+  // Adds an item's compression statistics to the operation's. Thread safe.
+  void add_compression(const CompressionStatistics& statistics);
   // The end: statistics, the future, the next operations. Called once.
   void complete();
 
@@ -137,6 +164,16 @@ class CollectiveOperation {
   std::vector<WindowRun> window_runs;
   std::vector<RoundRun> round_runs;
   std::atomic<std::size_t> remaining{0};
+  std::int64_t data_phase_ns = 0;  // when the data phase started
+  // Compression not off: the file's rule as this operation began, and
+  // this operation's stage of it (one stage per operation, finished when
+  // its last item is done), which frames its metadata messages, and its
+  // data messages when they go point to point (`framed`).
+  std::shared_ptr<exchange::CompressionRule> compression_rule;
+  std::optional<exchange::CompressStage> compression;
+  bool framed = false;
+  std::int64_t messages_sent = 0;              // framed data messages this process sends
+  CompressionStatistics metadata_compression;  // the metadata stage's
 
   // Agreement.
   OutcomeAgreement agreement;
@@ -150,8 +187,9 @@ class CollectiveOperation {
   Promise<std::size_t> promise_;
   std::function<void()> on_done_;
   std::shared_ptr<CollectiveOperation> self_;  // alive until complete()
-  mutable std::mutex mutex_;                   // failure_
+  mutable std::mutex mutex_;                   // failure_, compression_statistics_
   std::exception_ptr failure_;
+  CompressionStatistics compression_statistics_;
 };
 
 }  // namespace flowio::runtime

@@ -139,6 +139,7 @@ CollectiveSettings CollectiveSettings::from_hints(const Hints& hints, int ranks,
   if (const std::string* text = find(hints, "flowio_plan_cache")) {
     settings.plans_kept = static_cast<int>(parse_count("flowio_plan_cache", *text, 0));
   }
+  settings.compression = exchange::CompressionSettings::from_hints(hints);
   return settings;
 }
 

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "exchange/compression_rule.h"
 #include "flowio/hints.h"
 #include "io/window_io.h"
 #include "runtime/core/realm_policy.h"
@@ -31,6 +32,9 @@ struct CollectiveSettings {
   // that wrote has made the file's data durable (fdatasync), inside the
   // operation, so that a nonblocking write's sync overlaps computation.
   bool durable = false;
+  // flowio_compress, flowio_compress_min_bytes: compression of the data
+  // exchanged point to point (not in Alltoallw rounds, not in direct mode).
+  exchange::CompressionSettings compression;
 
   // Reads the hints for a write or a read on a communicator of `ranks`
   // processes. Throws UsageError(invalid_argument) for a malformed value

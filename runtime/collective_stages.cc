@@ -6,6 +6,8 @@
 
 #include "exchange/access_codec.h"
 #include "exchange/alltoallw.h"
+#include "exchange/compress.h"
+#include "exchange/compress_stage.h"
 #include "exchange/point_to_point.h"
 #include "exchange/stream_pack.h"
 #include "flowio/error.h"
@@ -35,6 +37,19 @@ int data_tag(const CollectiveOperation& op, std::int64_t window) {
 bool anyone_failed_early(const CollectiveOperation& op) {
   return std::any_of(op.announcements.begin(), op.announcements.end(),
                      [](const Announcement& a) { return a.failed_early != 0; });
+}
+
+// Whether this operation's point-to-point messages are framed
+// (compression not off); the first call begins its stage of the file's
+// compression rule. Control and data stages of one operation call it in
+// turn, never at once.
+bool begin_compression(CollectiveOperation& op) {
+  if (op.request.settings->compression.mode == exchange::CompressionMode::off) return false;
+  if (!op.compression) {
+    op.compression_rule = op.context.compression_rule(op.request.settings->compression);
+    op.compression.emplace(*op.compression_rule);
+  }
+  return true;
 }
 
 // --- control ---
@@ -95,15 +110,17 @@ void metadata_stage(CollectiveOperation& op, std::size_t, Next next) {
       client_ranks.push_back(client.rank);
       client_words.push_back(op.summaries[static_cast<std::size_t>(client.rank)].metadata_words);
     }
-    requests = op.metadata.post(op.context.comm(), message_tag(MessageKind::metadata, op.sequence),
-                                op.request.access, op.view_words, *plan.layout,
-                                op.request.settings->aggregator_ranks, plan.slot, client_ranks,
-                                client_words);
+    requests = op.metadata.post(
+        op.context.comm(), message_tag(MessageKind::metadata, op.sequence), op.request.access,
+        op.view_words, *plan.layout, op.request.settings->aggregator_ranks, plan.slot, client_ranks,
+        client_words, begin_compression(op) ? &*op.compression : nullptr, op.metadata_compression);
   });
   op.executor->wait_for(std::move(requests), [&op, begin, next = std::move(next)](
-                                                 int code, std::span<const MPI_Status>) {
+                                                 int code, std::span<const MPI_Status> statuses) {
     if (code != MPI_SUCCESS) {
       op.fail(std::make_exception_ptr(MpiError("metadata exchange", code)));
+    } else {
+      op.metadata.received(statuses);
     }
     op.recorder.record(Stage::metadata, begin, -1, "", 0, op.metadata.messages());
     next();
@@ -118,6 +135,7 @@ void plan_stage(CollectiveOperation& op, std::size_t, Next next) {
     op.guarded([&] {
       CollectivePlan& plan = *op.plan;
       std::vector<core::Access> accesses = op.metadata.decode();
+      op.add_compression(op.metadata_compression);
       for (std::size_t i = 0; i < plan.clients.size(); ++i) {
         plan.clients[i].access = std::move(accesses[i]);
       }
@@ -205,6 +223,30 @@ void pack_stage(CollectiveOperation& op, std::size_t item, Next next) {
   next();
 }
 
+// Writes with framed messages: the message as a frame, compressed or raw
+// as the rule decides (exchange/compress_stage.h).
+void client_compress_stage(CollectiveOperation& op, std::size_t item, Next next) {
+  ClientRun& run = op.client_runs[item];
+  if (!op.framed || !op.request.writing || run.data == nullptr) {
+    next();
+    return;
+  }
+  const ClientItemPlan& plan = op.plan->client_items[item];
+  const std::span<const std::byte> message(reinterpret_cast<const std::byte*>(run.data),
+                                           static_cast<std::size_t>(plan.bytes));
+  // Sent raw if compressing fails: the aggregator waits for the message,
+  // and the failure reaches every process through the agreement.
+  run.outgoing = exchange::CompressStage::Outgoing{exchange::raw_frame_header(message.size()),
+                                                   message, false, message.size()};
+  const std::int64_t begin = now_ns();
+  op.guarded([&] {
+    run.outgoing =
+        op.compression->encode(plan.peer, message, run.spare, op.messages_sent, run.compression);
+  });
+  op.recorder.record(Stage::compress, begin, plan.window, "", plan.bytes);
+  next();
+}
+
 void client_exchange_stage(CollectiveOperation& op, std::size_t item, Next next) {
   const ClientItemPlan& plan = op.plan->client_items[item];
   ClientRun& run = op.client_runs[item];
@@ -212,19 +254,35 @@ void client_exchange_stage(CollectiveOperation& op, std::size_t item, Next next)
   std::vector<MPI_Request> requests;
   op.guarded([&] {
     if (run.data == nullptr) return;  // failed to stage
-    requests.push_back(exchange::post_client_message(op.context.comm(), op.request.writing,
-                                                     run.data, plan.bytes, plan.peer,
-                                                     data_tag(op, plan.window)));
+    const int tag = data_tag(op, plan.window);
+    if (!op.framed) {
+      requests.push_back(exchange::post_client_message(op.context.comm(), op.request.writing,
+                                                       run.data, plan.bytes, plan.peer, tag));
+    } else if (op.request.writing) {
+      exchange::post_framed_send(
+          op.context.comm(), run.outgoing.header.data(), run.outgoing.payload.data(),
+          static_cast<std::int64_t>(run.outgoing.payload.size()), plan.peer, tag, requests);
+    } else {
+      exchange::post_framed_receive(op.context.comm(), run.header.data(), run.data, plan.bytes,
+                                    plan.peer, tag, requests);
+    }
   });
   op.executor->wait_for(std::move(requests), [&op, item, next = std::move(next)](
                                                  int code, std::span<const MPI_Status> statuses) {
     const ClientItemPlan& plan = op.plan->client_items[item];
     ClientRun& run = op.client_runs[item];
-    // A read's message stops at end of file: count what came.
-    if (!op.request.writing && code == MPI_SUCCESS && statuses.size() == 1) {
+    // A read's message stops at end of file: count what came (of a frame,
+    // its payload, the second message; its length is known once decoded,
+    // client_decompress_stage).
+    if (!op.request.writing && code == MPI_SUCCESS && !statuses.empty()) {
       int received = 0;
-      MPI_Get_count(&statuses[0], MPI_BYTE, &received);
-      run.received = received;
+      MPI_Get_count(&statuses.back(), MPI_BYTE, &received);
+      (op.framed ? run.payload_bytes : run.received) = received;
+    }
+    if (op.framed && op.request.writing && code == MPI_SUCCESS && run.data != nullptr) {
+      op.compression->record_send(plan.peer, run.outgoing,
+                                  static_cast<double>(run.posted_ns) * 1e-9,
+                                  static_cast<double>(now_ns()) * 1e-9);
     }
     if (code != MPI_SUCCESS) op.fail(std::make_exception_ptr(MpiError("data exchange", code)));
     op.recorder.record(Stage::exchange, run.posted_ns, plan.window, " client", plan.bytes, 1);
@@ -232,8 +290,34 @@ void client_exchange_stage(CollectiveOperation& op, std::size_t item, Next next)
   });
 }
 
+// Reads with framed messages: the message in place, decoded if it came
+// compressed.
+void client_decompress_stage(CollectiveOperation& op, std::size_t item, Next next) {
+  ClientRun& run = op.client_runs[item];
+  if (!op.framed || op.request.writing || run.data == nullptr || op.failure()) {
+    next();
+    return;
+  }
+  const ClientItemPlan& plan = op.plan->client_items[item];
+  const std::int64_t begin = now_ns();
+  run.received = 0;
+  op.guarded([&] {
+    run.received = static_cast<std::int64_t>(op.compression->decode(
+        run.header,
+        std::span(reinterpret_cast<std::byte*>(run.data), static_cast<std::size_t>(plan.bytes)),
+        static_cast<std::size_t>(run.payload_bytes), run.scratch, run.compression));
+  });
+  op.recorder.record(Stage::decompress, begin, plan.window, "", run.received);
+  next();
+}
+
 void unpack_stage(CollectiveOperation& op, std::size_t item, Next next) {
   ClientRun& run = op.client_runs[item];
+  if (op.framed) {
+    op.add_compression(run.compression);
+    std::vector<std::byte>().swap(run.spare);
+    std::vector<std::byte>().swap(run.scratch);
+  }
   if (!op.request.writing && !run.staging.empty()) {
     const ClientItemPlan& plan = op.plan->client_items[item];
     const std::int64_t begin = now_ns();
@@ -346,12 +430,60 @@ void window_read_stage(CollectiveOperation& op, std::size_t w, Next next) {
   });
 }
 
+// Reads with framed messages: each client's part as a frame, compressed
+// or raw as the rule decides (exchange/compress_stage.h).
+void window_compress_stage(CollectiveOperation& op, std::size_t w, Next next) {
+  if (!op.framed || op.request.writing) {
+    next();
+    return;
+  }
+  const WindowPlan& plan = op.plan->windows[w];
+  WindowRun& run = op.window_runs[w];
+  const std::int64_t begin = now_ns();
+  run.outgoing.resize(plan.parts.size());
+  run.spares.resize(plan.parts.size());
+  std::int64_t bytes = 0;
+  for (std::size_t p = 0; p < plan.parts.size(); ++p) {
+    const std::span<const std::byte> message(
+        reinterpret_cast<const std::byte*>(run.buffer.data() + plan.parts[p].at),
+        static_cast<std::size_t>(run.before_end[p]));
+    bytes += run.before_end[p];
+    // Raw if compressing fails: the client waits for the message.
+    run.outgoing[p] = exchange::CompressStage::Outgoing{exchange::raw_frame_header(message.size()),
+                                                        message, false, message.size()};
+    op.guarded([&] {
+      run.outgoing[p] = op.compression->encode(op.plan->clients[plan.parts[p].client].rank, message,
+                                               run.spares[p], op.messages_sent, run.compression);
+    });
+  }
+  op.recorder.record(Stage::compress, begin, plan.window.index, "", bytes);
+  next();
+}
+
 void window_exchange_stage(CollectiveOperation& op, std::size_t w, Next next) {
   const WindowPlan& plan = op.plan->windows[w];
   WindowRun& run = op.window_runs[w];
   run.posted_ns = now_ns();
   std::vector<MPI_Request> requests;
   op.guarded([&] {
+    const int tag = data_tag(op, plan.window.index);
+    if (op.framed) {
+      run.headers.resize(plan.parts.size());
+      for (std::size_t p = 0; p < plan.parts.size(); ++p) {
+        const int client = op.plan->clients[plan.parts[p].client].rank;
+        if (op.request.writing) {
+          exchange::post_framed_receive(op.context.comm(), run.headers[p].data(),
+                                        run.buffer.data() + plan.parts[p].at, plan.parts[p].bytes,
+                                        client, tag, requests);
+        } else {
+          const exchange::CompressStage::Outgoing& frame = run.outgoing[p];
+          exchange::post_framed_send(op.context.comm(), frame.header.data(), frame.payload.data(),
+                                     static_cast<std::int64_t>(frame.payload.size()), client, tag,
+                                     requests);
+        }
+      }
+      return;
+    }
     std::vector<exchange::WindowMessage> messages;
     for (std::size_t p = 0; p < plan.parts.size(); ++p) {
       const WindowPlan::Part& part = plan.parts[p];
@@ -360,22 +492,77 @@ void window_exchange_stage(CollectiveOperation& op, std::size_t w, Next next) {
                                   op.request.writing ? part.bytes : run.before_end[p]});
     }
     exchange::post_window_messages(op.context.comm(), op.request.writing, run.buffer.data(),
-                                   messages, data_tag(op, plan.window.index), requests);
+                                   messages, tag, requests);
   });
-  op.executor->wait_for(
-      std::move(requests), [&op, w, next = std::move(next)](int code, std::span<const MPI_Status>) {
-        const WindowPlan& plan = op.plan->windows[w];
-        if (code != MPI_SUCCESS) {
-          op.fail(std::make_exception_ptr(MpiError("data exchange", code)));
-        }
-        op.recorder.record(Stage::exchange, op.window_runs[w].posted_ns, plan.window.index,
-                           " aggregator", plan.total, static_cast<std::int64_t>(plan.parts.size()));
-        next();
-      });
+  op.executor->wait_for(std::move(requests), [&op, w, next = std::move(next)](
+                                                 int code, std::span<const MPI_Status> statuses) {
+    const WindowPlan& plan = op.plan->windows[w];
+    WindowRun& run = op.window_runs[w];
+    if (code != MPI_SUCCESS) {
+      op.fail(std::make_exception_ptr(MpiError("data exchange", code)));
+    } else if (op.framed && op.request.writing && statuses.size() == 2 * plan.parts.size()) {
+      // Each part's header, then its payload.
+      run.payload_bytes.assign(plan.parts.size(), 0);
+      for (std::size_t p = 0; p < plan.parts.size(); ++p) {
+        int received = 0;
+        MPI_Get_count(&statuses[2 * p + 1], MPI_BYTE, &received);
+        run.payload_bytes[p] = received;
+      }
+    } else if (op.framed && statuses.size() == 2 * plan.parts.size()) {
+      const double posted = static_cast<double>(run.posted_ns) * 1e-9;
+      const double completed = static_cast<double>(now_ns()) * 1e-9;
+      for (std::size_t p = 0; p < plan.parts.size(); ++p) {
+        op.compression->record_send(op.plan->clients[plan.parts[p].client].rank, run.outgoing[p],
+                                    posted, completed);
+      }
+    }
+    op.recorder.record(Stage::exchange, run.posted_ns, plan.window.index, " aggregator", plan.total,
+                       static_cast<std::int64_t>(plan.parts.size()));
+    next();
+  });
+}
+
+// Writes with framed messages: each client's part in place in the window
+// buffer, decoded if it came compressed.
+void window_decompress_stage(CollectiveOperation& op, std::size_t w, Next next) {
+  if (!op.framed || !op.request.writing || op.failure()) {
+    next();
+    return;
+  }
+  const WindowPlan& plan = op.plan->windows[w];
+  WindowRun& run = op.window_runs[w];
+  const std::int64_t begin = now_ns();
+  op.guarded([&] {
+    for (std::size_t p = 0; p < plan.parts.size(); ++p) {
+      const WindowPlan::Part& part = plan.parts[p];
+      const std::size_t got = op.compression->decode(
+          run.headers[p],
+          std::span(reinterpret_cast<std::byte*>(run.buffer.data() + part.at),
+                    static_cast<std::size_t>(part.bytes)),
+          static_cast<std::size_t>(run.payload_bytes[p]), run.scratch, run.compression);
+      if (static_cast<std::int64_t>(got) != part.bytes) {
+        throw exchange::MalformedMessage("a client's part of " + std::to_string(got) + " bytes, " +
+                                         std::to_string(part.bytes) + " expected");
+      }
+    }
+  });
+  op.recorder.record(Stage::decompress, begin, plan.window.index, "", plan.total);
+  next();
+}
+
+// The window's framed messages are done: their statistics go to the
+// operation, their buffers away.
+void finish_window_frames(CollectiveOperation& op, WindowRun& run) {
+  if (!op.framed) return;
+  op.add_compression(run.compression);
+  run.outgoing.clear();
+  std::vector<std::vector<std::byte>>().swap(run.spares);
+  std::vector<std::byte>().swap(run.scratch);
 }
 
 // Writes: the window to the file (on the executor's I/O side).
 void window_write_stage(CollectiveOperation& op, std::size_t w, Next next) {
+  finish_window_frames(op, op.window_runs[w]);
   if (!op.request.writing) {
     op.window_runs[w].buffer.release();
     next();
@@ -542,10 +729,16 @@ void leave_agree(CollectiveOperation& op) { op.complete(); }
 const Pipeline& pipeline(PipelineKind kind) {
   static const Pipeline kControl{
       "control", {realms_stage, metadata_stage, plan_stage}, true, leave_control};
-  static const Pipeline kClient{
-      "client", {pack_stage, client_exchange_stage, unpack_stage}, false, leave_item};
-  static const Pipeline kWindow{
-      "window", {window_read_stage, window_exchange_stage, window_write_stage}, false, leave_item};
+  static const Pipeline kClient{"client",
+                                {pack_stage, client_compress_stage, client_exchange_stage,
+                                 client_decompress_stage, unpack_stage},
+                                false,
+                                leave_item};
+  static const Pipeline kWindow{"window",
+                                {window_read_stage, window_compress_stage, window_exchange_stage,
+                                 window_decompress_stage, window_write_stage},
+                                false,
+                                leave_item};
   static const Pipeline kRound{
       "round", {round_prepare_stage, round_exchange_stage, round_finish_stage}, true, leave_item};
   static const Pipeline kDirect{
@@ -613,6 +806,19 @@ void start_data_phase(CollectiveOperation& op) {
   op.client_runs.resize(plan.client_items.size());
   op.window_runs.resize(plan.windows.size());
   op.round_runs.resize(plan.rounds.size());
+  op.data_phase_ns = now_ns();
+  // Point-to-point messages are framed unless compression is off: both
+  // sides know it from the hint, which every process gives alike.
+  if (plan.rounds.empty() && begin_compression(op)) {
+    op.framed = true;
+    if (op.request.writing) {
+      op.messages_sent = static_cast<std::int64_t>(plan.client_items.size());
+    } else {
+      for (const WindowPlan& window : plan.windows) {
+        op.messages_sent += static_cast<std::int64_t>(window.parts.size());
+      }
+    }
+  }
   const std::size_t items =
       plan.rounds.empty() ? plan.client_items.size() + plan.windows.size() : plan.rounds.size();
   op.remaining.store(items);

@@ -8,8 +8,8 @@
 namespace flowio::runtime {
 
 const char* stage_name(Stage stage) {
-  static const char* const kNames[] = {"offsets",  "realms", "metadata", "pack",
-                                       "exchange", "io",     "unpack",   "agree"};
+  static const char* const kNames[] = {"offsets",  "realms",     "metadata", "pack",   "compress",
+                                       "exchange", "decompress", "io",       "unpack", "agree"};
   return kNames[static_cast<int>(stage)];
 }
 
@@ -68,6 +68,7 @@ OperationStatistics OperationRecord::statistics() const {
   out.exchange = alltoallw ? "alltoallw" : "point_to_point";
   out.read_access = read_access;
   out.plan_reused = plan_reused;
+  out.compression = compression;
   for (unsigned m = 0; m < static_cast<unsigned>(Method::count); ++m) {
     if ((methods & (1u << m)) == 0) continue;
     out.method +=

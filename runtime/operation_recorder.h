@@ -17,7 +17,19 @@
 
 namespace flowio::runtime {
 
-enum class Stage { offsets, realms, metadata, pack, exchange, io, unpack, agree, count };
+enum class Stage {
+  offsets,
+  realms,
+  metadata,
+  pack,
+  compress,
+  exchange,
+  decompress,
+  io,
+  unpack,
+  agree,
+  count
+};
 const char* stage_name(Stage stage);
 
 // The I/O methods an operation can use, as bits of OperationRecord::methods.
@@ -44,6 +56,7 @@ struct OperationRecord {
   bool alltoallw = false;
   bool read_access = true;
   bool plan_reused = false;
+  CompressionStatistics compression;
   unsigned methods = 0;  // bit i: Method i was used
   std::array<StageSums, static_cast<std::size_t>(Stage::count)> stages{};
 

@@ -261,8 +261,9 @@ TEST_CASE("Api.Collective.StatisticsRecordEachOperation") {
                           {"flowio_exchange", "point_to_point"}});
   CHECK(file.statistics().empty());
   file.set_view(rank * kBytes, MPI_BYTE, MPI_BYTE);
-  const std::set<std::string> stage_names = {"offsets",  "realms", "metadata", "pack",
-                                             "exchange", "io",     "unpack",   "agree"};
+  const std::set<std::string> stage_names = {"offsets",  "realms",   "metadata",   "pack",
+                                             "compress", "exchange", "decompress", "io",
+                                             "unpack",   "agree"};
 
   // Checks the newest entry after `operation` completed `before` entries in.
   // `dense`: the ranks' accesses together cover the whole region they span.

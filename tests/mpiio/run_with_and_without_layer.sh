@@ -20,6 +20,10 @@
 #
 # Under --config=asan (FLOWIO_SANITIZER=asan) every rank gets the leak
 # suppressions MPICH needs (tests/support/sanitizer_mpiexec_args.sh).
+#
+# FLOWIO_TEST_LAUNCHER, if set, replaces mpiexec (as in
+# tests/support/run_mpi_test.sh): its words, then -n and -genv arguments
+# and the program.
 set -euo pipefail
 
 if [ $# -ne 3 ] && ! { [ $# -eq 2 ] && [ "${RUN_PLAIN_ONLY:-0}" = 1 ]; }; then
@@ -58,6 +62,8 @@ source "$support/sanitizer_mpiexec_args.sh"
 # seconds instead of at Bazel's timeout; hydra's mpiexec reads it.
 export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-120}
 
+read -ra launcher <<<"${FLOWIO_TEST_LAUNCHER:-mpiexec}"
+
 # run LABEL [MPIEXEC_ARGS...]: runs the program in $work/LABEL with its
 # output directory $work/LABEL/out; records stdout, stderr and the status.
 run() {
@@ -66,7 +72,7 @@ run() {
   mkdir -p "$work/$label/out"
   local status=0
   (cd "$work/$label" &&
-    mpiexec -n "$ranks" ${env_args[@]+"${env_args[@]}"} "$@" "$program" "$work/$label/out" \
+    "${launcher[@]}" -n "$ranks" ${env_args[@]+"${env_args[@]}"} "$@" "$program" "$work/$label/out" \
       >"$work/$label/stdout" 2>"$work/$label/stderr") || status=$?
   echo "$status" >"$work/$label/status"
 }
@@ -97,6 +103,13 @@ else
   fi
   run layer -genv LD_PRELOAD "$preload" -genv FLOWIO_MPIIO_REPORT 1
   run switched_off -genv LD_PRELOAD "$preload" -genv FLOWIO_MPIIO_REPORT 1 -genv FLOWIO_MPIIO off
+fi
+
+if [ -n "${FLOWIO_TEST_LAUNCHER:-}" ]; then
+  # What the launcher said about where it ran the ranks (its first line).
+  for label in plain "${others[@]}"; do
+    echo "$label run launched by $FLOWIO_TEST_LAUNCHER: $(head -n 1 "$work/$label/stderr")"
+  done
 fi
 
 echo "==== $name on $ranks ranks: stdout of the plain run ===="

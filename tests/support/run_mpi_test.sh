@@ -2,6 +2,9 @@
 # Runs a test binary under mpiexec: run_mpi_test.sh RANKS BINARY [ARGS...].
 # Under --config=asan it passes the leak suppressions MPICH needs to every
 # rank. The binary runs in $TEST_TMPDIR, where it writes its files.
+# FLOWIO_TEST_LAUNCHER, if set, replaces mpiexec: its words, then the same
+# -n and -genv arguments and the program (e.g. "/path/tools/netbed.sh
+# --hosts 2 --" runs the ranks split over two network namespaces).
 set -euo pipefail
 ranks=$1
 shift
@@ -17,4 +20,5 @@ source "$support/sanitizer_mpiexec_args.sh"
 binary=$(realpath "$binary")
 export TMPDIR="${TEST_TMPDIR:-${TMPDIR:-/tmp}}"
 cd "$TMPDIR"
-exec mpiexec -n "$ranks" "${env_args[@]}" "$binary" "$@"
+read -ra launcher <<<"${FLOWIO_TEST_LAUNCHER:-mpiexec}"
+exec "${launcher[@]}" -n "$ranks" "${env_args[@]}" "$binary" "$@"

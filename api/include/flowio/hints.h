@@ -56,6 +56,20 @@
 //                            SIGBUS handler for this at the first mapping;
 //                            faults elsewhere go to the handler there before.
 //   flowio_exchange          "point_to_point" (default) or "alltoallw".
+//   flowio_compress          "auto" (default), "on" or "off": LZO1X-1
+//                            compression of the data exchanged point to
+//                            point (not in Alltoallw rounds or direct mode).
+//                            auto decides per aggregator and message from
+//                            the measured link, a sample of the message and
+//                            the codec's measured speed, and stops where
+//                            whole exchanges went no faster compressed; on
+//                            compresses every message at least
+//                            flowio_compress_min_bytes long (sent raw when
+//                            it does not shrink); off sends bare messages.
+//                            Must be the same on every process.
+//                            OperationStatistics::compression reports it.
+//   flowio_compress_min_bytes  messages shorter than this are never
+//                            compressed (default 65536).
 // Atomic mode (File::set_atomicity; read when it is turned on)
 //   flowio_lock              "hybrid" (default), "one_sided", "mcs": flowio's
 //                            locks over MPI (sync/): the seed paper's hybrid
