@@ -87,6 +87,17 @@ CaseHints random_hints(std::mt19937_64& shared, int ranks) {
   }
   // "enable" maps even the small windows of these cases.
   if (!one_in(shared, 3)) hints.flowio["flowio_ds_mapping"] = kSwitches[pick(shared, 0, 2)];
+  // Compression frames every point-to-point message unless off; small
+  // thresholds make "on" compress these cases' short messages too.
+  if (!one_in(shared, 3)) {
+    static const char* const kCompression[] = {"off", "on", "auto"};
+    hints.flowio["flowio_compress"] = kCompression[pick(shared, 0, 2)];
+    if (!one_in(shared, 3)) {
+      hints.flowio["flowio_compress_min_bytes"] = std::to_string(pick(shared, 0, 4096));
+    }
+  }
+  if (one_in(shared, 4)) hints.flowio["flowio_durable"] = "enable";
+  if (one_in(shared, 4)) hints.flowio["flowio_plan_cache"] = std::to_string(pick(shared, 0, 2));
   return hints;
 }
 
