@@ -11,8 +11,8 @@ namespace flowio::mpiio {
 namespace {
 
 std::size_t asked_bytes(const DataCall& call) {
-  int type_size = 0;
-  MPI_Type_size(call.datatype, &type_size);
+  MPI_Count type_size = 0;
+  MPI_Type_size_x(call.datatype, &type_size);
   return static_cast<std::size_t>(type_size) * static_cast<std::size_t>(call.count);
 }
 
@@ -20,7 +20,7 @@ std::size_t asked_bytes(const DataCall& call) {
 // it to advance; checked before the pointer moves.
 MPI_Offset etypes_of(const LayerFile& file, const DataCall& call) {
   const auto bytes = static_cast<MPI_Offset>(asked_bytes(call));
-  const int etype = file.etype_size();
+  const MPI_Count etype = file.etype_size();
   if (bytes % etype != 0) {
     throw UsageError(ErrorCode::invalid_datatype,
                      std::to_string(bytes) + " bytes is not a whole number of etypes of " +

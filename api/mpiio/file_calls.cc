@@ -138,9 +138,10 @@ void check_view_arguments(MPI_Offset disp, MPI_Datatype etype, MPI_Datatype file
                      "MPI_File_set_view: MPI_DISPLACEMENT_CURRENT (sequential mode) is not supported");
   }
   if (disp < 0) throw UsageError(ErrorCode::invalid_argument, "MPI_File_set_view: negative disp");
-  int etype_size = 0, filetype_size = 0;
-  MPI_Type_size(etype, &etype_size);
-  MPI_Type_size(filetype, &filetype_size);
+  // The large-count sizes: MPI_Type_size says MPI_UNDEFINED past 2^31 - 1.
+  MPI_Count etype_size = 0, filetype_size = 0;
+  MPI_Type_size_x(etype, &etype_size);
+  MPI_Type_size_x(filetype, &filetype_size);
   if (etype_size <= 0 || filetype_size % etype_size != 0) {
     throw UsageError(ErrorCode::invalid_argument,
                      "MPI_File_set_view: the filetype is not a whole number of etypes");

@@ -6,9 +6,12 @@
 namespace flowio::mpiio {
 namespace {
 
+// The large-count query: the int one fails on types made by MPI-4's
+// large-count constructors.
 bool is_predefined(MPI_Datatype type) {
-  int integers = 0, addresses = 0, datatypes = 0, combiner = 0;
-  MPI_Type_get_envelope(type, &integers, &addresses, &datatypes, &combiner);
+  MPI_Count integers = 0, addresses = 0, counts = 0, datatypes = 0;
+  int combiner = 0;
+  MPI_Type_get_envelope_c(type, &integers, &addresses, &counts, &datatypes, &combiner);
   return combiner == MPI_COMBINER_NAMED;
 }
 
@@ -58,9 +61,9 @@ MPI_Datatype duplicate_unless_named(MPI_Datatype type) {
   return copy;
 }
 
-int LayerFile::etype_size() const {
-  int size = 1;
-  MPI_Type_size(etype, &size);
+MPI_Count LayerFile::etype_size() const {
+  MPI_Count size = 1;
+  MPI_Type_size_x(etype, &size);
   return size;
 }
 
