@@ -218,6 +218,20 @@ class CollectiveOperation : public std::enable_shared_from_this<CollectiveOperat
   void build_graph();
   std::vector<io::WindowPiece> window_pieces(WindowItem& item);
 
+  // Data representation hook (issue 16). Everything above counts bytes of
+  // the process's stream as it lies in the file; without a conversion that
+  // is the memory's data as packed, with one (a view in external32 or a
+  // user representation) it is converted on the way: packing a range
+  // converts from memory, unpacking converts into it, per buffer
+  // iteration. The engine's "convert" stage, run inside pack and unpack.
+  void pack_range(std::int64_t from, std::int64_t bytes, char* destination);
+  void unpack_range(std::int64_t from, std::int64_t bytes, const char* source);
+  // Contiguous memory that holds the stream as it is (no conversion): sent
+  // and received in place, without staging.
+  bool memory_is_stream() const { return !request_.conversion && request_.memory.contiguous(); }
+  // Memory bytes of the first `stream_bytes` of the stream (whole elements).
+  std::size_t memory_bytes(std::int64_t stream_bytes) const;
+
   // Stage bodies; they record failures instead of throwing, so that every
   // process goes through the whole protocol and no one waits forever.
   void pack(ClientItem& item);
@@ -587,7 +601,7 @@ void CollectiveOperation::run_data_phase() {
 bool CollectiveOperation::fits_in_flight() const {
   const auto in_flight = static_cast<std::size_t>(request_.settings.buffers_in_flight);
   if (windows_.size() > in_flight) return false;
-  if (request_.memory.contiguous()) {
+  if (memory_is_stream()) {
     return client_items_.size() <= in_flight * static_cast<std::size_t>(layout_->slots());
   }
   std::int64_t staged = 0;
@@ -603,7 +617,7 @@ void CollectiveOperation::run_independently() {
     const core::MemoryLayout& memory = request_.memory;
     const core::FileView& view = *access.view();
     std::int64_t moved = 0;
-    if (memory.contiguous()) {
+    if (memory_is_stream()) {
       moved = request_.writing ? io::write_to_view(context_.backend_, context_.file_.get(), view,
                                                    access.stream_begin(), memory)
                                : io::read_from_view(context_.backend_, context_.file_.get(), view,
@@ -620,13 +634,13 @@ void CollectiveOperation::run_independently() {
         const core::MemoryLayout staged{&bytes_type, length,
                                         reinterpret_cast<std::int64_t>(staging.get())};
         if (request_.writing) {
-          exchange::pack_stream(memory, from, length, staging.get());
+          pack_range(from, length, staging.get());
           moved += io::write_to_view(context_.backend_, context_.file_.get(), view,
                                      access.stream_begin() + from, staged);
         } else {
           const std::int64_t got = io::read_from_view(context_.backend_, context_.file_.get(), view,
                                                       access.stream_begin() + from, staged);
-          exchange::unpack_stream(memory, from, got, staging.get());
+          unpack_range(from, got, staging.get());
           moved += got;
           if (got < length) break;  // end of file
         }
@@ -642,7 +656,7 @@ void CollectiveOperation::run_independently() {
 
 void CollectiveOperation::build_client_items() {
   const core::Access& access = request_.access;
-  const bool contiguous = request_.memory.contiguous();
+  const bool contiguous = memory_is_stream();
   std::int64_t x = access.file_begin();
   while (x < access.file_end()) {
     const core::Window window = layout_->window_at(x);
@@ -781,8 +795,7 @@ void CollectiveOperation::build_round_graph() {
           std::int64_t at = 0;
           guarded([&] {
             for (const Round::Share& share : round.shares) {
-              exchange::pack_stream(request_.memory, share.from, share.bytes,
-                                    round.client_data.data() + at);
+              pack_range(share.from, share.bytes, round.client_data.data() + at);
               at += share.bytes;
             }
           });
@@ -808,8 +821,7 @@ void CollectiveOperation::build_round_graph() {
             for (const Round::Share& share : round.shares) {
               const std::int64_t bytes =
                   std::clamp<std::int64_t>(valid - share.from, 0, share.bytes);
-              exchange::unpack_stream(request_.memory, share.from, bytes,
-                                      round.client_data.data() + at);
+              unpack_range(share.from, bytes, round.client_data.data() + at);
               at += share.bytes;
             }
           });
@@ -908,7 +920,7 @@ void CollectiveOperation::build_graph() {
   if (!client_items_.empty()) {
     // Zero-copy items pin no buffer of ours: let more of them fly.
     const std::size_t limit =
-        static_cast<std::size_t>(in_flight) * (request_.memory.contiguous() ? layout_->slots() : 1);
+        static_cast<std::size_t>(in_flight) * (memory_is_stream() ? layout_->slots() : 1);
     auto& limiter = add_source(client_items_.size(), limit);
     auto& exchange = add(std::make_unique<Async>(
         graph, flow::unlimited, [this](std::size_t index, Async::gateway_type& gateway) {
@@ -981,12 +993,33 @@ void CollectiveOperation::build_graph() {
   }
 }
 
+void CollectiveOperation::pack_range(std::int64_t from, std::int64_t bytes, char* destination) {
+  if (request_.conversion) {
+    request_.conversion->pack(from, bytes, destination);
+  } else {
+    exchange::pack_stream(request_.memory, from, bytes, destination);
+  }
+}
+
+void CollectiveOperation::unpack_range(std::int64_t from, std::int64_t bytes, const char* source) {
+  if (request_.conversion) {
+    request_.conversion->unpack(from, bytes, source);
+  } else {
+    exchange::unpack_stream(request_.memory, from, bytes, source);
+  }
+}
+
+std::size_t CollectiveOperation::memory_bytes(std::int64_t stream_bytes) const {
+  return static_cast<std::size_t>(
+      request_.conversion ? request_.conversion->memory_bytes_within(stream_bytes) : stream_bytes);
+}
+
 void CollectiveOperation::pack(ClientItem& item) {
   if (item.data != nullptr) return;
   const std::int64_t begin = now_ns();
   guarded([&] {
     item.staging.resize(static_cast<std::size_t>(item.bytes));
-    exchange::pack_stream(request_.memory, item.from, item.bytes, item.staging.data());
+    pack_range(item.from, item.bytes, item.staging.data());
   });
   item.data = item.staging.data();
   account(kPack, begin, item.tag, "", item.bytes);
@@ -996,7 +1029,7 @@ void CollectiveOperation::unpack(ClientItem& item) {
   if (item.staging.empty()) return;
   const std::int64_t begin = now_ns();
   guarded([&] {
-    exchange::unpack_stream(request_.memory, item.from, item.received, item.staging.data());
+    unpack_range(item.from, item.received, item.staging.data());
   });
   account(kUnpack, begin, item.tag, "", item.received);
 }
@@ -1217,6 +1250,7 @@ void CollectiveOperation::finish() {
                                            ? *direct_bytes_read_
                                            : access.bytes_before(context_.file_.size()));
     }
+    moved = memory_bytes(static_cast<std::int64_t>(moved));
   } catch (...) {
     outcome = std::current_exception();
   }

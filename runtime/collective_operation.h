@@ -30,6 +30,7 @@
 #include <optional>
 #include <vector>
 
+#include "exchange/stream_conversion.h"
 #include "flowio/future.h"
 #include "flowio/statistics.h"
 #include "io/file_descriptor.h"
@@ -92,9 +93,12 @@ struct CollectiveRequest {
   bool writing = false;
   // The caller waits for the result at once (write_all, not iwrite_all).
   bool blocking = false;
-  core::Access access;  // where its data goes in the file
+  core::Access access;  // where its data goes in the file (file stream bytes)
   std::shared_ptr<const core::FlatType> memory_type;
   core::MemoryLayout memory;  // where its data is in memory (memory.type = memory_type)
+  // Set when the file's data representation is not native: the stream in
+  // the file is then this conversion's, not the memory's bytes.
+  std::shared_ptr<exchange::StreamConversion> conversion;
   CollectiveSettings settings;
 };
 

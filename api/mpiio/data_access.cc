@@ -5,6 +5,7 @@
 
 #include "api/mpiio/datatype_checks.h"
 #include "api/mpiio/layer_file.h"
+#include "api/mpiio/sequential_mode.h"
 #include "flowio/error.h"
 
 namespace flowio::mpiio {
@@ -74,6 +75,11 @@ struct Resolved {
 
 Resolved resolve(LayerFile& file, const DataCall& call) {
   check_arguments(call);
+  if (call.position != Position::shared_pointer) {
+    require_random_access(file, call.position == Position::explicit_offset
+                                    ? "a data access at an explicit offset"
+                                    : "a data access at the individual file pointer");
+  }
   if (call.position == Position::shared_pointer) {
     return {Position::explicit_offset, claim_shared(file, call)};
   }

@@ -15,6 +15,7 @@
 #include "api/mpiio/errors.h"
 #include "api/mpiio/info_hints.h"
 #include "api/mpiio/layer_file.h"
+#include "api/mpiio/sequential_mode.h"
 #include "api/mpiio/serve.h"
 #include "flowio/error.h"
 #include "flowio/file.h"
@@ -35,7 +36,7 @@ std::string strip_file_system_prefix(const char* name) {
 }
 
 // MPI_MODE_UNIQUE_OPEN is a promise flowio has no use for; MPI_MODE_SEQUENTIAL
-// is accepted and the file is treated as a random-access one.
+// is the layer's to enforce (sequential_mode.h).
 Mode mode_of(int amode) {
   const std::pair<int, Mode> bits[] = {
       {MPI_MODE_RDONLY, Mode::rdonly},       {MPI_MODE_WRONLY, Mode::wronly},
@@ -62,6 +63,7 @@ int open_file(MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI
   if (inter) return fail_without_file(MPI_ERR_COMM, "MPI_File_open: an intercommunicator");
   if (filename == nullptr) return fail_without_file(MPI_ERR_ARG, "MPI_File_open: no file name");
   try {
+    check_sequential_amode(amode);
     auto file = std::make_unique<LayerFile>();
     file->file = File::open(comm, strip_file_system_prefix(filename), mode_of(amode),
                             hints_from_info(info));
@@ -127,17 +129,19 @@ void no_split_pending(const LayerFile& file, const char* call) {
 // alike: a missing type, a negative displacement or a filetype that is no
 // whole number of etypes is MPI_ERR_ARG; a filetype with negative or
 // decreasing displacements is MPI_ERR_IO.
-void check_view_arguments(MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype) {
+void check_view_arguments(const LayerFile& file, MPI_Offset disp, MPI_Datatype etype,
+                          MPI_Datatype filetype) {
   if (etype == MPI_DATATYPE_NULL || filetype == MPI_DATATYPE_NULL) {
     throw UsageError(ErrorCode::invalid_argument, "MPI_File_set_view: MPI_DATATYPE_NULL");
   }
   require_committed(etype, "MPI_File_set_view: the etype");
   require_committed(filetype, "MPI_File_set_view: the filetype");
-  if (disp == MPI_DISPLACEMENT_CURRENT) {
-    throw UsageError(ErrorCode::unsupported,
-                     "MPI_File_set_view: MPI_DISPLACEMENT_CURRENT (sequential mode) is not supported");
+  check_sequential_displacement(file, disp);
+  if (disp < 0 && disp != MPI_DISPLACEMENT_CURRENT) {
+    throw UsageError(ErrorCode::invalid_argument,
+                     "MPI_File_set_view: invalid displacement argument: negative displacement " +
+                         std::to_string(disp));
   }
-  if (disp < 0) throw UsageError(ErrorCode::invalid_argument, "MPI_File_set_view: negative disp");
   // The large-count sizes: MPI_Type_size says MPI_UNDEFINED past 2^31 - 1.
   MPI_Count etype_size = 0, filetype_size = 0;
   MPI_Type_size_x(etype, &etype_size);
@@ -159,7 +163,7 @@ void set_view(LayerFile& file, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype
   no_split_pending(file, "MPI_File_set_view");
   std::exception_ptr bad_arguments;
   try {
-    check_view_arguments(disp, etype, filetype);
+    check_view_arguments(file, disp, etype, filetype);
   } catch (const UsageError&) {
     bad_arguments = std::current_exception();
   }
@@ -172,8 +176,9 @@ void set_view(LayerFile& file, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype
     throw UsageError(ErrorCode::invalid_argument,
                      "MPI_File_set_view: another process passed an invalid view");
   }
+  if (disp == MPI_DISPLACEMENT_CURRENT) disp = current_displacement(file);
   try {
-    file.file.set_view(disp, etype, filetype, hints_from_info(info));
+    file.file.set_view(disp, etype, filetype, hints_from_info(info), datarep);
   } catch (const UsageError& error) {
     if (error.code() != ErrorCode::invalid_datatype) throw;
     throw IoError(ErrorCode::io, error.what(), 0);
@@ -184,6 +189,7 @@ void set_view(LayerFile& file, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype
 }
 
 void seek_shared(LayerFile& file, MPI_Offset offset, int whence) {
+  require_random_access(file, "MPI_File_seek_shared");
   MPI_Offset base = 0;
   switch (whence_of(whence)) {
     case Whence::set: break;
@@ -237,7 +243,10 @@ int MPI_File_delete(const char* filename, MPI_Info info) {
 
 int MPI_File_set_size(MPI_File fh, MPI_Offset size) {
   if (forwarding()) return PMPI_File_set_size(fh, size);
-  return serve(fh, [&](LayerFile& file) { file.file.set_size(size); });
+  return serve(fh, [&](LayerFile& file) {
+    require_random_access(file, "MPI_File_set_size");
+    file.file.set_size(size);
+  });
 }
 
 int MPI_File_preallocate(MPI_File fh, MPI_Offset size) {
@@ -275,10 +284,10 @@ int MPI_File_get_info(MPI_File fh, MPI_Info* info_used) {
 int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                       const char* datarep, MPI_Info info) {
   if (forwarding()) return PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
-  if (datarep == nullptr || std::strcmp(datarep, "native") != 0) {
+  if (datarep == nullptr) {
     return report(find_file(fh), fh,
                   error_code_with_message(MPI_ERR_UNSUPPORTED_DATAREP,
-                                          "MPI_File_set_view: flowio supports \"native\" only"));
+                                          "MPI_File_set_view: no data representation given"));
   }
   return serve(fh,
                [&](LayerFile& file) { set_view(file, disp, etype, filetype, datarep, info); });
@@ -297,17 +306,26 @@ int MPI_File_get_view(MPI_File fh, MPI_Offset* disp, MPI_Datatype* etype, MPI_Da
 
 int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence) {
   if (forwarding()) return PMPI_File_seek(fh, offset, whence);
-  return serve(fh, [&](LayerFile& file) { file.file.seek(offset, whence_of(whence)); });
+  return serve(fh, [&](LayerFile& file) {
+    require_random_access(file, "MPI_File_seek");
+    file.file.seek(offset, whence_of(whence));
+  });
 }
 
 int MPI_File_get_position(MPI_File fh, MPI_Offset* offset) {
   if (forwarding()) return PMPI_File_get_position(fh, offset);
-  return serve(fh, [&](LayerFile& file) { *offset = file.file.position(); });
+  return serve(fh, [&](LayerFile& file) {
+    require_random_access(file, "MPI_File_get_position");
+    *offset = file.file.position();
+  });
 }
 
 int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset* disp) {
   if (forwarding()) return PMPI_File_get_byte_offset(fh, offset, disp);
-  return serve(fh, [&](LayerFile& file) { *disp = file.file.byte_offset(offset); });
+  return serve(fh, [&](LayerFile& file) {
+    require_random_access(file, "MPI_File_get_byte_offset");
+    *disp = file.file.byte_offset(offset);
+  });
 }
 
 int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence) {
@@ -317,26 +335,26 @@ int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence) {
 
 int MPI_File_get_position_shared(MPI_File fh, MPI_Offset* offset) {
   if (forwarding()) return PMPI_File_get_position_shared(fh, offset);
-  return serve(fh, [&](LayerFile& file) { *offset = file.shared->get(); });
+  return serve(fh, [&](LayerFile& file) {
+    require_random_access(file, "MPI_File_get_position_shared");
+    *offset = file.shared->get();
+  });
 }
 
-// Only the "native" representation exists in flowio, where a type's extent
-// in the file is its extent in memory.
+// The extent in the file, under the current view's data representation.
 int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint* extent) {
   if (forwarding()) return PMPI_File_get_type_extent(fh, datatype, extent);
-  return serve(fh, [&](LayerFile&) {
+  return serve(fh, [&](LayerFile& file) {
     require_committed(datatype, "MPI_File_get_type_extent: the datatype");
-    MPI_Aint lower_bound = 0;
-    check_mpi(MPI_Type_get_extent(datatype, &lower_bound, extent), "MPI_Type_get_extent");
+    *extent = static_cast<MPI_Aint>(file.file.type_extent(datatype));
   });
 }
 
 int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count* extent) {
   if (forwarding()) return PMPI_File_get_type_extent_c(fh, datatype, extent);
-  return serve(fh, [&](LayerFile&) {
+  return serve(fh, [&](LayerFile& file) {
     require_committed(datatype, "MPI_File_get_type_extent_c: the datatype");
-    MPI_Count lower_bound = 0;
-    check_mpi(MPI_Type_get_extent_x(datatype, &lower_bound, extent), "MPI_Type_get_extent_x");
+    *extent = file.file.type_extent(datatype);
   });
 }
 
