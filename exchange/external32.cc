@@ -149,10 +149,14 @@ void reverse_units(const char* from, char* to, std::int64_t count) {
 
 void reverse(std::int64_t unit, const char* from, char* to, std::int64_t count) {
   switch (unit) {
-    case 2: return reverse_units<2>(from, to, count);
-    case 4: return reverse_units<4>(from, to, count);
-    case 8: return reverse_units<8>(from, to, count);
-    default: return reverse_units<16>(from, to, count);
+    case 2:
+      return reverse_units<2>(from, to, count);
+    case 4:
+      return reverse_units<4>(from, to, count);
+    case 8:
+      return reverse_units<8>(from, to, count);
+    default:
+      return reverse_units<16>(from, to, count);
   }
 }
 
@@ -178,11 +182,11 @@ void to_external32(MPI_Datatype type, std::int64_t count, const char* native, ch
     case Unit::narrow_unsigned:
       for (std::int64_t i = 0; i < units; ++i) {
         std::uint64_t value = 0;
-        std::memcpy(&value, native + i * form.native_unit, static_cast<std::size_t>(form.native_unit));
+        std::memcpy(&value, native + i * form.native_unit,
+                    static_cast<std::size_t>(form.native_unit));
         // Big-endian: the low file_unit bytes of the value, most significant first.
         for (std::int64_t b = 0; b < form.file_unit; ++b) {
-          file[i * form.file_unit + b] =
-              static_cast<char>(value >> (8 * (form.file_unit - 1 - b)));
+          file[i * form.file_unit + b] = static_cast<char>(value >> (8 * (form.file_unit - 1 - b)));
         }
       }
       return;

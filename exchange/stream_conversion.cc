@@ -28,15 +28,15 @@ StreamConversion::StreamConversion(std::shared_ptr<const DataRepresentation> rep
     : representation_(std::move(representation)),
       flat_memory_type_(std::move(flat_memory_type)),
       memory_(memory),
-      signature_(core::TypeSignature::of(memory_type, memory.count,
-                                         representation_->extent_function())) {
+      signature_(
+          core::TypeSignature::of(memory_type, memory.count, representation_->extent_function())) {
   const UserRepresentation* user = representation_->user();
   if (user == nullptr) return;
   if (!user->read || !user->write) {
     // Without a conversion function the bytes are moved as they are, which
     // only works where the file keeps every element's native size.
-    const core::TypeSignature one = core::TypeSignature::of(memory_type, 1,
-                                                            representation_->extent_function());
+    const core::TypeSignature one =
+        core::TypeSignature::of(memory_type, 1, representation_->extent_function());
     one.for_each_run(0, one.total().element, [&](const core::ElementRun& run) {
       if (run.file_size != run.native_size) {
         throw UsageError(ErrorCode::conversion,
@@ -75,10 +75,10 @@ void StreamConversion::call_user(bool reading, std::int64_t first, std::int64_t 
     const std::int64_t file_end = signature_.element_start(first + done + items).file;
     const int code = convert(user_buffer, memory_type_, items, file, first + done);
     if (code != MPI_SUCCESS) {
-      throw UsageError(ErrorCode::conversion,
-                       std::string(reading ? "the read" : "the write") +
-                           " conversion function of data representation \"" +
-                           representation_->name() + "\" returned error " + std::to_string(code));
+      throw UsageError(ErrorCode::conversion, std::string(reading ? "the read" : "the write") +
+                                                  " conversion function of data representation \"" +
+                                                  representation_->name() + "\" returned error " +
+                                                  std::to_string(code));
     }
     file += file_end - file_at;
     file_at = file_end;

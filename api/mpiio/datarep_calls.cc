@@ -24,8 +24,8 @@ UserRepresentation::Conversion conversion_of(Function* function, void* extra_sta
   if (function == nullptr) return {};  // MPI_CONVERSION_FN_NULL(_C)
   return [function, extra_state](void* user_buffer, MPI_Datatype type, MPI_Count count,
                                  void* file_buffer, MPI_Offset position) {
-    using Count = std::conditional_t<std::is_same_v<Function, MPI_Datarep_conversion_function>,
-                                     int, MPI_Count>;
+    using Count = std::conditional_t<std::is_same_v<Function, MPI_Datarep_conversion_function>, int,
+                                     MPI_Count>;
     return function(user_buffer, type, static_cast<Count>(count), file_buffer, position,
                     extra_state);
   };
@@ -40,8 +40,7 @@ int register_datarep(const char* name, Function* read, Function* write,
     representation.read = conversion_of(read, extra_state);
     representation.write = conversion_of(write, extra_state);
     if (file_extent != nullptr) {
-      representation.file_extent = [file_extent, extra_state](MPI_Datatype type,
-                                                              MPI_Aint* extent) {
+      representation.file_extent = [file_extent, extra_state](MPI_Datatype type, MPI_Aint* extent) {
         return file_extent(type, extent, extra_state);
       };
     }

@@ -26,7 +26,9 @@ struct UserRepresentation {
   // MPI's read_conversion_fn / write_conversion_fn: convert `count` data
   // items between `filebuf` (file representation, items packed) and
   // `userbuf` laid out by `datatype` (tiled over userbuf), starting at item
-  // `position` of that tiling. Return MPI_SUCCESS, or an error that fails
+  // `position` of that tiling (`datatype` is equivalent to the one passed
+  // to the data call: a duplicate, for a derived one, so that it outlives
+  // the caller's). Return MPI_SUCCESS, or an error that fails
   // the data access with ErrorCode::conversion. Empty: no conversion, the
   // data is accessed as native bytes (MPI_CONVERSION_FN_NULL).
   using Conversion = std::function<int(void* userbuf, MPI_Datatype datatype, MPI_Count count,
