@@ -75,6 +75,10 @@ struct Resolved {
 
 Resolved resolve(LayerFile& file, const DataCall& call) {
   check_arguments(call);
+  // In ROMIO's order: a write to a read-only file is that first.
+  if (call.writing && (file.amode & MPI_MODE_RDONLY) != 0) {
+    throw UsageError(ErrorCode::read_only, "write: the file is read-only");
+  }
   if (call.position != Position::shared_pointer) {
     require_random_access(file, call.position == Position::explicit_offset
                                     ? "a data access at an explicit offset"

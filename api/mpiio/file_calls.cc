@@ -314,18 +314,12 @@ int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence) {
 
 int MPI_File_get_position(MPI_File fh, MPI_Offset* offset) {
   if (forwarding()) return PMPI_File_get_position(fh, offset);
-  return serve(fh, [&](LayerFile& file) {
-    require_random_access(file, "MPI_File_get_position");
-    *offset = file.file.position();
-  });
+  return serve(fh, [&](LayerFile& file) { *offset = file.file.position(); });
 }
 
 int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset* disp) {
   if (forwarding()) return PMPI_File_get_byte_offset(fh, offset, disp);
-  return serve(fh, [&](LayerFile& file) {
-    require_random_access(file, "MPI_File_get_byte_offset");
-    *disp = file.file.byte_offset(offset);
-  });
+  return serve(fh, [&](LayerFile& file) { *disp = file.file.byte_offset(offset); });
 }
 
 int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence) {

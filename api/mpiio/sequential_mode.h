@@ -2,9 +2,11 @@
 // sequential access is read and written only through the shared file
 // pointer (the *_shared and *_ordered calls), and its views start at
 // MPI_DISPLACEMENT_CURRENT, where the shared file pointer is. MPI calls the
-// other accesses erroneous; the layer refuses them, and the seeks and
-// position queries ROMIO refuses too, with ROMIO's error classes, so that
-// programs see what they see on MPICH.
+// other accesses erroneous; the layer refuses what MPICH 4.0.2 refuses
+// (accesses at explicit offsets and individual pointers, seek, seek_shared,
+// get_position_shared, set_size), with its error classes, so that programs
+// see what they see on MPICH; get_position and get_byte_offset answer, as
+// on MPICH.
 #pragma once
 
 #include <mpi.h>
