@@ -48,8 +48,8 @@ TEST_CASE("Api.ReadOnlyOverlap.ReadsFollowTheTypemap") {
     CHECK_THROWS_AS(file.set_view(0, MPI_INT, overlap), flowio::UsageError);
     file.close();
   }
-  flowio::File file = flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::rdonly,
-                                         {{"romio_cb_read", "enable"}});
+  flowio::File file =
+      flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::rdonly, {{"romio_cb_read", "enable"}});
   const int first = rank * kInts;
   file.set_view(first * sizeof(int), MPI_INT, overlap);
   for (int offset : {0, 1, 2, 3, 6, 13}) {

@@ -75,8 +75,7 @@ TEST_CASE("Mpiio.RegisterDatarep.ScaledDoublesThroughTheLayer") {
   MPI_File fh;
   REQUIRE(MPI_File_open(MPI_COMM_WORLD, path.c_str(), MPI_MODE_CREATE | MPI_MODE_RDWR,
                         MPI_INFO_NULL, &fh) == MPI_SUCCESS);
-  REQUIRE(MPI_File_set_view(fh, 0, MPI_DOUBLE, MPI_DOUBLE, "scaled", MPI_INFO_NULL) ==
-          MPI_SUCCESS);
+  REQUIRE(MPI_File_set_view(fh, 0, MPI_DOUBLE, MPI_DOUBLE, "scaled", MPI_INFO_NULL) == MPI_SUCCESS);
   MPI_Aint extent = 0;
   CHECK(MPI_File_get_type_extent(fh, MPI_DOUBLE, &extent) == MPI_SUCCESS);
   CHECK(extent == 4);
