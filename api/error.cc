@@ -62,6 +62,8 @@ const char* to_string(ErrorCode code) noexcept {
       return "duplicate_representation";
     case ErrorCode::conversion:
       return "conversion";
+    case ErrorCode::not_same:
+      return "not_same";
   }
   return "unknown";
 }

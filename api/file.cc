@@ -341,6 +341,9 @@ File::Impl::Transfer File::Impl::prepare_transfer(bool writing, MPI_Offset offse
     transfer.conversion = std::make_shared<exchange::StreamConversion>(
         representation, transfer.memory_type, transfer.memory, datatype);
     bytes = transfer.conversion->file_bytes();
+    // Characters and bytes are the same in every representation: moved as
+    // in native, without staging.
+    if (transfer.conversion->keeps_bytes()) transfer.conversion.reset();
   }
   transfer.stream_bytes = bytes;
   if (bytes % view->etype_size() != 0) {

@@ -168,6 +168,11 @@ std::int64_t external32_size(MPI_Datatype type) {
   return found->second.file_unit * found->second.units;
 }
 
+bool external32_keeps_bytes(MPI_Datatype type) {
+  const auto found = forms().find(type);
+  return found != forms().end() && found->second.unit == Unit::copy;
+}
+
 void to_external32(MPI_Datatype type, std::int64_t count, const char* native, char* file) {
   const Form& form = form_of(type);
   const std::int64_t units = count * form.units;

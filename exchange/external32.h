@@ -21,6 +21,10 @@ namespace flowio::exchange {
 // lacks, parameterized Fortran types).
 std::int64_t external32_size(MPI_Datatype type);
 
+// True when external32 stores `type` exactly as memory holds it (one-byte
+// types), so that its elements need no conversion.
+bool external32_keeps_bytes(MPI_Datatype type);
+
 // Converts `count` consecutive elements of `type` (external32_size(type)
 // >= 0) from native bytes to external32 bytes, and back. The buffers do
 // not overlap; neither needs any alignment.

@@ -31,6 +31,11 @@ StreamConversion::StreamConversion(std::shared_ptr<const DataRepresentation> rep
       signature_(
           core::TypeSignature::of(memory_type, memory.count, representation_->extent_function())) {
   const UserRepresentation* user = representation_->user();
+  const std::vector<core::ElementRun> types = signature_.element_types();
+  keeps_bytes_ = std::all_of(types.begin(), types.end(), [user](const core::ElementRun& run) {
+    return user != nullptr ? !user->read && !user->write && run.file_size == run.native_size
+                           : external32_keeps_bytes(run.type);
+  });
   if (user == nullptr) return;
   if (!user->read || !user->write) {
     // Without a conversion function the bytes are moved as they are, which

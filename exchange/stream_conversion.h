@@ -45,6 +45,11 @@ class StreamConversion {
   StreamConversion(const StreamConversion&) = delete;
   StreamConversion& operator=(const StreamConversion&) = delete;
 
+  // True when every element keeps its bytes in the file (one-byte types in
+  // external32, a user representation without conversion functions): the
+  // data can then move as in native, without this object.
+  bool keeps_bytes() const { return keeps_bytes_; }
+
   // Bytes of the stream in the file, and of the data in memory.
   std::int64_t file_bytes() const { return signature_.total().file; }
   std::int64_t memory_bytes() const { return signature_.total().native; }
@@ -79,6 +84,7 @@ class StreamConversion {
   MPI_Datatype memory_type_ = MPI_DATATYPE_NULL;  // our duplicate, for user functions
   bool own_memory_type_ = false;
   core::TypeSignature signature_;
+  bool keeps_bytes_ = false;
 
   struct Partial {
     std::vector<char> bytes;

@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <atomic>
 #include <limits>
+#include <memory>
+#include <new>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "exchange/access_codec.h"
 #include "exchange/stream_pack.h"
@@ -62,7 +65,31 @@ void merge_sorted_runs(std::vector<io::WindowPiece>& pieces, std::vector<std::si
 }
 
 // Frees a buffer's memory (assigning {} would keep its capacity).
-void release(std::vector<char>& buffer) { std::vector<char>().swap(buffer); }
+template <typename Buffer>
+void release(Buffer& buffer) {
+  Buffer().swap(buffer);
+}
+
+// An allocator whose resize leaves new bytes uninitialized: a client's
+// staged data (packed, or converted to the file's representation) is all
+// written before it is read, so zeroing it first would be a pass over the
+// data for nothing.
+template <typename T>
+struct UninitializedAllocator : std::allocator<T> {
+  template <typename U>
+  struct rebind {
+    using other = UninitializedAllocator<U>;
+  };
+  template <typename U>
+  void construct(U* place) noexcept {
+    ::new (static_cast<void*>(place)) U;
+  }
+  template <typename U, typename... Arguments>
+  void construct(U* place, Arguments&&... arguments) {
+    ::new (static_cast<void*>(place)) U(std::forward<Arguments>(arguments)...);
+  }
+};
+using Staging = std::vector<char, UninitializedAllocator<char>>;
 
 }  // namespace
 
@@ -151,7 +178,7 @@ class CollectiveOperation : public std::enable_shared_from_this<CollectiveOperat
     std::int64_t from = 0;  // position in this process's data stream
     std::int64_t bytes = 0;
     std::int64_t received = 0;  // reads: bytes that lay before end of file
-    std::vector<char> staging;  // when memory is not contiguous
+    Staging staging;            // when memory does not hold the stream as it is
     char* data = nullptr;
     MPI_Request request = MPI_REQUEST_NULL;
     std::int64_t posted_ns = 0;
@@ -189,7 +216,7 @@ class CollectiveOperation : public std::enable_shared_from_this<CollectiveOperat
       std::int64_t bytes;
     };
     std::vector<Share> shares;          // client side, by slot
-    std::vector<char> client_data;      // the shares, one after another
+    Staging client_data;                // the shares, one after another
     std::optional<std::size_t> window;  // index into windows_
     std::vector<int> client_counts, client_displacements;
     std::vector<int> window_counts, window_displacements;
@@ -1028,9 +1055,7 @@ void CollectiveOperation::pack(ClientItem& item) {
 void CollectiveOperation::unpack(ClientItem& item) {
   if (item.staging.empty()) return;
   const std::int64_t begin = now_ns();
-  guarded([&] {
-    unpack_range(item.from, item.received, item.staging.data());
-  });
+  guarded([&] { unpack_range(item.from, item.received, item.staging.data()); });
   account(kUnpack, begin, item.tag, "", item.received);
 }
 

@@ -32,6 +32,7 @@ int class_of(ErrorCode code) {
     case ErrorCode::unsupported_representation: return MPI_ERR_UNSUPPORTED_DATAREP;
     case ErrorCode::duplicate_representation: return MPI_ERR_DUP_DATAREP;
     case ErrorCode::conversion: return MPI_ERR_CONVERSION;
+    case ErrorCode::not_same: return MPI_ERR_NOT_SAME;
   }
   return MPI_ERR_OTHER;
 }

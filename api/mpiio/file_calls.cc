@@ -39,9 +39,12 @@ std::string strip_file_system_prefix(const char* name) {
 // is the layer's to enforce (sequential_mode.h).
 Mode mode_of(int amode) {
   const std::pair<int, Mode> bits[] = {
-      {MPI_MODE_RDONLY, Mode::rdonly},       {MPI_MODE_WRONLY, Mode::wronly},
-      {MPI_MODE_RDWR, Mode::rdwr},           {MPI_MODE_CREATE, Mode::create},
-      {MPI_MODE_EXCL, Mode::excl},           {MPI_MODE_APPEND, Mode::append},
+      {MPI_MODE_RDONLY, Mode::rdonly},
+      {MPI_MODE_WRONLY, Mode::wronly},
+      {MPI_MODE_RDWR, Mode::rdwr},
+      {MPI_MODE_CREATE, Mode::create},
+      {MPI_MODE_EXCL, Mode::excl},
+      {MPI_MODE_APPEND, Mode::append},
       {MPI_MODE_DELETE_ON_CLOSE, Mode::delete_on_close},
   };
   Mode mode{};
@@ -49,6 +52,18 @@ Mode mode_of(int amode) {
     if ((amode & bit) != 0) mode = mode | flag;
   }
   return mode;
+}
+
+// Collective over `comm`: throws UsageError(`code`) on every process unless
+// every process passed the same `value` (MPI requires it of some arguments;
+// ROMIO checks them, with these classes).
+void require_same_everywhere(MPI_Comm comm, MPI_Offset value, ErrorCode code, const char* what) {
+  const MPI_Offset mine[2] = {value, -value};
+  MPI_Offset extremes[2] = {0, 0};
+  check_mpi(MPI_Allreduce(mine, extremes, 2, MPI_OFFSET, MPI_MAX, comm), "MPI_Allreduce");
+  if (extremes[0] != -extremes[1]) {
+    throw UsageError(code, std::string(what) + ": the processes passed different values");
+  }
 }
 
 int fail_without_file(int error_class, const char* message) {
@@ -63,10 +78,11 @@ int open_file(MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI
   if (inter) return fail_without_file(MPI_ERR_COMM, "MPI_File_open: an intercommunicator");
   if (filename == nullptr) return fail_without_file(MPI_ERR_ARG, "MPI_File_open: no file name");
   try {
+    require_same_everywhere(comm, amode, ErrorCode::not_same, "MPI_File_open: amode");
     check_sequential_amode(amode);
     auto file = std::make_unique<LayerFile>();
-    file->file = File::open(comm, strip_file_system_prefix(filename), mode_of(amode),
-                            hints_from_info(info));
+    file->file =
+        File::open(comm, strip_file_system_prefix(filename), mode_of(amode), hints_from_info(info));
     file->amode = amode;
     file->errhandler = default_handler();
     file->shared = std::make_unique<SharedPointer>(file->file.communicator());
@@ -82,7 +98,8 @@ int open_file(MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI
 int close_file(MPI_File* handle) {
   LayerFile* file = find_file(*handle);
   if (file == nullptr) {
-    return report(nullptr, *handle, error_code_with_message(MPI_ERR_FILE, "not an open file handle"));
+    return report(nullptr, *handle,
+                  error_code_with_message(MPI_ERR_FILE, "not an open file handle"));
   }
   const MPI_Errhandler handler = file->errhandler;
   int code = MPI_SUCCESS;
@@ -190,11 +207,20 @@ void set_view(LayerFile& file, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype
 
 void seek_shared(LayerFile& file, MPI_Offset offset, int whence) {
   require_random_access(file, "MPI_File_seek_shared");
+  require_same_everywhere(file.file.communicator(), offset, ErrorCode::invalid_argument,
+                          "MPI_File_seek_shared: offset");
+  require_same_everywhere(file.file.communicator(), whence, ErrorCode::invalid_argument,
+                          "MPI_File_seek_shared: whence");
   MPI_Offset base = 0;
   switch (whence_of(whence)) {
-    case Whence::set: break;
-    case Whence::current: base = file.shared->get(); break;
-    case Whence::end: base = file.file.position_of_end(); break;
+    case Whence::set:
+      break;
+    case Whence::current:
+      base = file.shared->get();
+      break;
+    case Whence::end:
+      base = file.file.position_of_end();
+      break;
   }
   if (base + offset < 0) {
     throw UsageError(ErrorCode::invalid_argument, "MPI_File_seek_shared: negative position");
@@ -245,13 +271,19 @@ int MPI_File_set_size(MPI_File fh, MPI_Offset size) {
   if (forwarding()) return PMPI_File_set_size(fh, size);
   return serve(fh, [&](LayerFile& file) {
     require_random_access(file, "MPI_File_set_size");
+    require_same_everywhere(file.file.communicator(), size, ErrorCode::invalid_argument,
+                            "MPI_File_set_size");
     file.file.set_size(size);
   });
 }
 
 int MPI_File_preallocate(MPI_File fh, MPI_Offset size) {
   if (forwarding()) return PMPI_File_preallocate(fh, size);
-  return serve(fh, [&](LayerFile& file) { file.file.preallocate(size); });
+  return serve(fh, [&](LayerFile& file) {
+    require_same_everywhere(file.file.communicator(), size, ErrorCode::invalid_argument,
+                            "MPI_File_preallocate");
+    file.file.preallocate(size);
+  });
 }
 
 int MPI_File_get_size(MPI_File fh, MPI_Offset* size) {
@@ -289,8 +321,7 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
                   error_code_with_message(MPI_ERR_UNSUPPORTED_DATAREP,
                                           "MPI_File_set_view: no data representation given"));
   }
-  return serve(fh,
-               [&](LayerFile& file) { set_view(file, disp, etype, filetype, datarep, info); });
+  return serve(fh, [&](LayerFile& file) { set_view(file, disp, etype, filetype, datarep, info); });
 }
 
 int MPI_File_get_view(MPI_File fh, MPI_Offset* disp, MPI_Datatype* etype, MPI_Datatype* filetype,

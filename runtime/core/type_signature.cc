@@ -256,6 +256,20 @@ void TypeSignature::for_each_run(std::int64_t first, std::int64_t last,
   walk(*root_, std::max<std::int64_t>(first, 0), std::min(last, root_->total().element), visit);
 }
 
+std::vector<ElementRun> TypeSignature::element_types() const {
+  std::unordered_set<const SignatureNode*> seen;
+  count_nodes(*root_, seen);
+  std::vector<ElementRun> types;
+  for (const SignatureNode* node : seen) {
+    if (!node->is_element()) continue;
+    const bool known = std::any_of(types.begin(), types.end(), [node](const ElementRun& run) {
+      return run.type == node->element.type;
+    });
+    if (!known) types.push_back(node->element);
+  }
+  return types;
+}
+
 std::size_t TypeSignature::node_count() const {
   std::unordered_set<const SignatureNode*> seen;
   count_nodes(*root_, seen);

@@ -90,6 +90,10 @@ class TypeSignature {
   void for_each_run(std::int64_t first, std::int64_t last,
                     const std::function<void(const ElementRun&)>& visit) const;
 
+  // The distinct predefined types of the elements, in no particular order.
+  // O(distinct nodes).
+  std::vector<ElementRun> element_types() const;
+
   // Distinct nodes: the memory the compact form costs, for tests.
   std::size_t node_count() const;
 
