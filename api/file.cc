@@ -380,14 +380,15 @@ Future<std::size_t> File::Impl::start_transfer(bool writing, MPI_Offset offset, 
   return future;
 }
 
-std::int64_t File::Impl::move_data(bool writing, Transfer& transfer, const core::FileView& on_view) {
+std::int64_t File::Impl::move_data(bool writing, Transfer& transfer,
+                                   const core::FileView& on_view) {
   if (transfer.conversion) {
-    // Large enough that a chunk costs more in I/O than in its setup.
-    constexpr std::int64_t kStaging = std::int64_t{4} << 20;
-    return writing ? runtime::write_converted(*backend, fd.get(), on_view, transfer.stream_position,
-                                              *transfer.conversion, kStaging)
-                   : runtime::read_converted(*backend, fd.get(), on_view, transfer.stream_position,
-                                             *transfer.conversion, kStaging);
+    const std::int64_t stream_bytes =
+        writing ? runtime::write_converted(*backend, fd.get(), on_view, transfer.stream_position,
+                                           *transfer.conversion, runtime::kConversionChunkBytes)
+                : runtime::read_converted(*backend, fd.get(), on_view, transfer.stream_position,
+                                          *transfer.conversion, runtime::kConversionChunkBytes);
+    return transfer.conversion->memory_bytes_within(stream_bytes);
   }
   return writing ? io::write_to_view(*backend, fd.get(), on_view, transfer.stream_position,
                                      transfer.memory)
@@ -425,7 +426,8 @@ Future<std::size_t> File::Impl::start_collective(bool writing, MPI_Offset offset
 Future<std::size_t> File::Impl::read_overlapping_view(MPI_Offset offset, void* buffer,
                                                       MPI_Count count, MPI_Datatype datatype,
                                                       bool advance_pointer, bool blocking) {
-  Future<std::size_t> data = start_transfer(false, offset, buffer, count, datatype, advance_pointer);
+  Future<std::size_t> data =
+      start_transfer(false, offset, buffer, count, datatype, advance_pointer);
   runtime::CollectiveRequest request;
   request.blocking = blocking;
   request.settings = collective_settings(false);
@@ -435,7 +437,8 @@ Future<std::size_t> File::Impl::read_overlapping_view(MPI_Offset offset, void* b
   begin_operation();
   Future<std::size_t> protocol;
   try {
-    protocol = runtime::start_collective(*collective, std::move(request), [this] { end_operation(); });
+    protocol =
+        runtime::start_collective(*collective, std::move(request), [this] { end_operation(); });
   } catch (...) {
     end_operation();
     throw;
@@ -551,8 +554,7 @@ MPI_Count File::type_extent(MPI_Datatype datatype) const {
     check_mpi(MPI_Type_get_extent_x(datatype, &lb, &extent), "MPI_Type_get_extent_x");
     return extent;
   }
-  return core::flatten_in_representation(datatype, file.representation->extent_function())
-      .extent();
+  return core::flatten_in_representation(datatype, file.representation->extent_function()).extent();
 }
 
 const std::string& File::representation() const { return impl().representation->name(); }

@@ -17,6 +17,7 @@
 #include "io/view_transfer.h"
 #include "io/window_io.h"
 #include "runtime/collective_error.h"
+#include "runtime/converted_transfer.h"
 #include "runtime/core/realm_policy.h"
 #include "runtime/trace.h"
 
@@ -644,7 +645,15 @@ void CollectiveOperation::run_independently() {
     const core::MemoryLayout& memory = request_.memory;
     const core::FileView& view = *access.view();
     std::int64_t moved = 0;
-    if (memory_is_stream()) {
+    if (request_.conversion) {
+      // Data representation hook (issue 16): converted in cache-sized chunks.
+      moved =
+          request_.writing
+              ? write_converted(context_.backend_, context_.file_.get(), view,
+                                access.stream_begin(), *request_.conversion, kConversionChunkBytes)
+              : read_converted(context_.backend_, context_.file_.get(), view, access.stream_begin(),
+                               *request_.conversion, kConversionChunkBytes);
+    } else if (memory_is_stream()) {
       moved = request_.writing ? io::write_to_view(context_.backend_, context_.file_.get(), view,
                                                    access.stream_begin(), memory)
                                : io::read_from_view(context_.backend_, context_.file_.get(), view,

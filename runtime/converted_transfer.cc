@@ -41,7 +41,7 @@ std::int64_t write_converted(io::StorageBackend& backend, int fd, const core::Fi
     conversion.pack(from, length, staging.buffer.get());
     io::write_to_view(backend, fd, view, stream_position + from, staging.layout(length));
   }
-  return conversion.memory_bytes();
+  return total;
 }
 
 std::int64_t read_converted(io::StorageBackend& backend, int fd, const core::FileView& view,
@@ -58,7 +58,7 @@ std::int64_t read_converted(io::StorageBackend& backend, int fd, const core::Fil
     found += got;
     if (got < length) break;  // end of file
   }
-  return conversion.memory_bytes_within(found);
+  return found;
 }
 
 }  // namespace flowio::runtime
