@@ -19,7 +19,7 @@
 #include "io/storage_backend.h"
 #include "io/view_transfer.h"
 #include "runtime/collective_error.h"
-#include "runtime/collective_operation.h"
+#include "runtime/collective_context.h"
 #include "runtime/collective_settings.h"
 #include "runtime/converted_transfer.h"
 #include "runtime/core/access.h"
@@ -94,6 +94,26 @@ Future<std::size_t> data_after_protocol(Future<std::size_t> protocol, Future<std
   return result;
 }
 
+// Opens the descriptor flowio reads and writes through. A file the user
+// opens write-only is opened read-write where its permissions allow it:
+// aggregators read the holes of a window they sieve, and a shared writable
+// mapping needs read access too; neither ever hands the user data read
+// from a write-only file. Where the permissions grant writing only, the
+// descriptor stays write-only and writes use methods that never read
+// (io::WindowIoSettings::file_readable).
+io::FileDescriptor open_descriptor(const std::string& path, Mode mode, bool creating,
+                                   int extra_flags = 0) {
+  const int flags = open_flags(mode, creating) | extra_flags;
+  if (has(mode, Mode::wronly)) {
+    try {
+      return io::FileDescriptor::open(path, (flags & ~O_ACCMODE) | O_RDWR);
+    } catch (const IoError& error) {
+      if (error.code() != ErrorCode::access_denied) throw;
+    }
+  }
+  return io::FileDescriptor::open(path, flags);
+}
+
 }  // namespace
 
 struct File::Impl {
@@ -150,13 +170,23 @@ struct File::Impl {
       if (key != "flowio_io_backend" && key != "flowio_direct_io") hints[key] = value;
     }
     settings_for.fill(std::nullopt);
+    forget_plans();
+  }
+
+  // Compiled collective plans assume the view, the hints and the file's
+  // size as they were: each change drops them (between operations).
+  void forget_plans() {
+    if (collective) collective->forget_plans(collective_settings(true).plans_kept);
   }
 
   // The collective settings the hints give, parsed once per direction
   // (until the hints change) rather than at every call.
   const runtime::CollectiveSettings& collective_settings(bool writing) {
     std::optional<runtime::CollectiveSettings>& kept = settings_for[writing ? 1 : 0];
-    if (!kept) kept = runtime::CollectiveSettings::from_hints(hints, ranks, writing);
+    if (!kept) {
+      kept = runtime::CollectiveSettings::from_hints(hints, ranks, writing);
+      kept->window_io.file_readable = fd.readable();
+    }
     return *kept;
   }
   std::array<std::optional<runtime::CollectiveSettings>, 2> settings_for;
@@ -198,7 +228,7 @@ struct File::Impl {
   // calling thread: the naive method, through a converting staging buffer
   // when the representation is not native. Returns the memory bytes moved.
   std::int64_t move_data(bool writing, Transfer& transfer, const core::FileView& on_view);
-  // The same, as a collective operation (runtime/collective_operation.h).
+  // The same, as a collective operation (runtime/collective_context.h).
   Future<std::size_t> start_collective(bool writing, MPI_Offset offset, const void* buffer,
                                        MPI_Count count, MPI_Datatype datatype,
                                        bool advance_pointer = false, bool blocking = false);
@@ -227,7 +257,7 @@ File::Impl& File::impl() const {
 
 void File::Impl::open_direct() {
   try {
-    direct_fd = io::FileDescriptor::open(path, open_flags(mode, false) | O_DIRECT);
+    direct_fd = open_descriptor(path, mode, false, O_DIRECT);
   } catch (const IoError&) {
     hints["flowio_direct_io"] = "disable";
     return;
@@ -241,6 +271,8 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
   auto impl = std::make_unique<Impl>();
   impl->engine = runtime::Engine::acquire();
   check_mpi(MPI_Comm_dup(comm, &impl->comm), "MPI_Comm_dup");
+  // Failures come back as codes, to become exceptions, not abort.
+  MPI_Comm_set_errhandler(impl->comm, MPI_ERRORS_RETURN);
   MPI_Comm_rank(impl->comm, &impl->rank);
   impl->path = path;
   impl->mode = mode;
@@ -256,10 +288,10 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
   // Rank 0 creates the file alone, so that Mode::excl fails on one
   // process and is reported to all; the others open what now exists.
   runtime::run_collectively(impl->comm, "open", [&] {
-    if (impl->rank == 0) impl->fd = io::FileDescriptor::open(path, open_flags(mode, true));
+    if (impl->rank == 0) impl->fd = open_descriptor(path, mode, true);
   });
   runtime::run_collectively(impl->comm, "open", [&] {
-    if (impl->rank != 0) impl->fd = io::FileDescriptor::open(path, open_flags(mode, false));
+    if (impl->rank != 0) impl->fd = open_descriptor(path, mode, false);
   });
   if (has(mode, Mode::append)) impl->pointer = impl->fd.size();
   if (const auto direct = hints.find("flowio_direct_io");
@@ -269,6 +301,7 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
   MPI_Comm_size(impl->comm, &impl->ranks);
   impl->collective = std::make_unique<runtime::CollectiveContext>(impl->comm, impl->fd,
                                                                   *impl->backend, *impl->engine);
+  impl->forget_plans();
   return File(std::move(impl));
 }
 
@@ -304,6 +337,7 @@ void File::set_view(MPI_Offset displacement, MPI_Datatype etype, MPI_Datatype fi
   file.representation = std::move(chosen);
   file.pointer = 0;
   file.merge_hints(hints);
+  file.forget_plans();
 }
 
 void File::set_hints(const Hints& hints) {
@@ -596,6 +630,7 @@ void File::set_size(MPI_Offset bytes) {
   runtime::run_collectively(file.comm, "set_size", [&] {
     if (file.rank == 0) file.fd.truncate(bytes);
   });
+  file.forget_plans();
 }
 
 void File::preallocate(MPI_Offset bytes) {
@@ -606,6 +641,7 @@ void File::preallocate(MPI_Offset bytes) {
   runtime::run_collectively(file.comm, "preallocate", [&] {
     if (file.rank == 0) file.fd.preallocate(bytes);
   });
+  file.forget_plans();
 }
 
 namespace {
@@ -617,6 +653,7 @@ bool is_known_hint(const std::string& key) {
       "cb_buffer_size",      "cb_nodes",
       "flowio_aggregators",  "flowio_buffers_in_flight",
       "flowio_direct_io",    "flowio_direct_threshold",
+      "flowio_durable",      "flowio_plan_cache",
       "flowio_ds_mapping",   "flowio_ds_threshold",
       "flowio_exchange",     "flowio_io_backend",
       "flowio_realm_policy", "romio_cb_fr_alignment",
@@ -661,6 +698,8 @@ Hints File::hints() const {
   in_force["flowio_ds_threshold"] = std::to_string(writes.window_io.sieve_threshold);
   in_force["flowio_ds_mapping"] = sieving(writes.window_io.mapping);
   in_force["flowio_direct_threshold"] = std::to_string(writes.direct_threshold);
+  in_force["flowio_durable"] = writes.durable ? "enable" : "disable";
+  in_force["flowio_plan_cache"] = std::to_string(writes.plans_kept);
   in_force.try_emplace("flowio_direct_io", "disable");
   return in_force;
 }
