@@ -211,8 +211,10 @@ void convert_stage(CollectiveOperation& op, std::size_t item, Next next) {
   op.guarded([&] {
     run.converted = std::make_unique_for_overwrite<char[]>(static_cast<std::size_t>(plan.bytes));
     if (op.request.writing) op.request.conversion->pack(plan.from, plan.bytes, run.converted.get());
-    run.data = run.converted.get();
   });
+  // Sent even when the conversion failed: the aggregator waits for the
+  // message, and the agreement reports the failure to every process.
+  run.data = run.converted.get();
   if (op.request.writing) op.recorder.record(Stage::pack, begin, plan.window, "", plan.bytes);
   next();
 }
@@ -612,7 +614,7 @@ void start_data_phase(CollectiveOperation& op) {
   // the clients' messages complete as they come.
   if (!plan.windows.empty()) runner.enqueue(PipelineKind::window, op, plan.windows.size());
   if (!plan.client_items.empty()) {
-    runner.enqueue(op.request.conversion          ? PipelineKind::client_converted
+    runner.enqueue(op.request.conversion            ? PipelineKind::client_converted
                    : op.request.memory.contiguous() ? PipelineKind::client_zero_copy
                                                     : PipelineKind::client_staged,
                    op, plan.client_items.size());
