@@ -56,6 +56,14 @@ const char* to_string(ErrorCode code) noexcept {
       return "unsupported";
     case ErrorCode::mpi:
       return "mpi";
+    case ErrorCode::unsupported_representation:
+      return "unsupported_representation";
+    case ErrorCode::duplicate_representation:
+      return "duplicate_representation";
+    case ErrorCode::conversion:
+      return "conversion";
+    case ErrorCode::not_same:
+      return "not_same";
   }
   return "unknown";
 }

@@ -12,6 +12,8 @@
 #include <string>
 
 #include "exchange/compression_rule.h"
+#include "exchange/data_representation.h"
+#include "exchange/stream_conversion.h"
 #include "flowio/error.h"
 #include "io/direct_io_backend.h"
 #include "io/file_descriptor.h"
@@ -23,6 +25,7 @@
 #include "runtime/collective_context.h"
 #include "runtime/collective_error.h"
 #include "runtime/collective_settings.h"
+#include "runtime/converted_transfer.h"
 #include "runtime/core/access.h"
 #include "runtime/core/file_view.h"
 #include "runtime/core/flat_type.h"
@@ -68,6 +71,42 @@ int open_flags(Mode mode, bool creating) {
   return flags;
 }
 
+// A Future of `data`'s value that is ready once `protocol` is ready too;
+// the exception of either, if any, is passed on (protocol's first).
+Future<std::size_t> data_after_protocol(Future<std::size_t> protocol, Future<std::size_t> data) {
+  struct Joint {
+    std::mutex mutex;
+    int pending = 2;
+    std::exception_ptr protocol_failure, data_failure;
+    std::size_t value = 0;
+    Promise<std::size_t> promise;
+  };
+  auto joint = std::make_shared<Joint>();
+  Future<std::size_t> result = joint->promise.get_future();
+  auto settle = [joint](Future<std::size_t> done, bool is_data) {
+    std::exception_ptr failure;
+    std::size_t value = 0;
+    try {
+      value = done.get();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    std::lock_guard lock(joint->mutex);
+    (is_data ? joint->data_failure : joint->protocol_failure) = failure;
+    if (is_data) joint->value = value;
+    if (--joint->pending > 0) return;
+    if (joint->protocol_failure || joint->data_failure) {
+      joint->promise.set_exception(joint->protocol_failure ? joint->protocol_failure
+                                                           : joint->data_failure);
+    } else {
+      joint->promise.set_value(joint->value);
+    }
+  };
+  protocol.then([settle](Future<std::size_t> done) { settle(std::move(done), false); });
+  data.then([settle](Future<std::size_t> done) { settle(std::move(done), true); });
+  return result;
+}
+
 // Opens the descriptor flowio reads and writes through. A file the user
 // opens write-only is opened read-write where its permissions allow it:
 // aggregators read the holes of a window they sieve, and a shared writable
@@ -104,6 +143,9 @@ struct File::Impl {
   std::unique_ptr<io::StorageBackend> backend;
   std::shared_ptr<runtime::Engine> engine;
   std::shared_ptr<const core::FileView> view = std::make_shared<core::FileView>();
+  // The view's data representation (File::set_view).
+  std::shared_ptr<const exchange::DataRepresentation> representation =
+      exchange::find_representation("native");
   MPI_Offset pointer = 0;  // individual file pointer, in etypes
   int ranks = 1;
   // Made by the first collective data call (every process makes it then,
@@ -212,6 +254,9 @@ struct File::Impl {
     std::shared_ptr<const core::FlatType> memory_type;
     core::MemoryLayout memory;
     std::int64_t stream_position = 0;  // in the view's stream, in bytes
+    std::int64_t stream_bytes = 0;     // of the view's stream: file bytes
+    // Present when the view's representation is not native.
+    std::shared_ptr<exchange::StreamConversion> conversion;
   };
   // Checks the arguments of a data access (UsageError when bad). With
   // `advance_pointer`, the individual file pointer moves past the data at
@@ -234,17 +279,28 @@ struct File::Impl {
   Future<std::size_t> start_transfer(bool writing, MPI_Offset offset, const void* buffer,
                                      MPI_Count count, MPI_Datatype datatype,
                                      bool advance_pointer = false);
-  // The transfer itself, on whichever thread.
+  // The transfer itself, on whichever thread: through a converting
+  // staging buffer when the representation is not native, else by the
+  // independent methods (io/independent_transfer.h). Returns the memory
+  // bytes moved.
   std::int64_t transfer(bool writing, const Transfer& transfer, const core::FileView& on_view);
   // The stream bytes a transfer covers in the current view.
   core::Access access_of(const Transfer& transfer) const {
     return core::Access(view, transfer.stream_position,
-                        transfer.stream_position + transfer.memory.bytes());
+                        transfer.stream_position + transfer.stream_bytes);
   }
   // The same, as a collective operation (runtime/collective_context.h).
   Future<std::size_t> start_collective(bool writing, MPI_Offset offset, const void* buffer,
                                        MPI_Count count, MPI_Datatype datatype,
                                        bool advance_pointer = false, bool blocking = false);
+  // A collective read through a view whose pieces overlap (read-only files
+  // only): two-phase I/O needs each process's stream in file order, so this
+  // process reads its data independently and takes part in the collective
+  // protocol without data. Reads do not conflict with one another, and no
+  // process writes a read-only file.
+  Future<std::size_t> read_overlapping_view(MPI_Offset offset, void* buffer, MPI_Count count,
+                                            MPI_Datatype datatype, bool advance_pointer,
+                                            bool blocking);
 };
 
 File::File() noexcept = default;
@@ -365,14 +421,20 @@ void File::set_atomicity(bool atomic) { impl().set_atomicity(atomic); }
 bool File::atomicity() const { return impl().atomic != nullptr; }
 
 void File::set_view(MPI_Offset displacement, MPI_Datatype etype, MPI_Datatype filetype,
-                    const Hints& hints) {
+                    const Hints& hints, const std::string& representation) {
   Impl& file = impl();
   file.wait_idle();
   std::shared_ptr<const core::FileView> view;
+  std::shared_ptr<const exchange::DataRepresentation> chosen;
   runtime::run_collectively(file.comm, "set_view", [&] {
-    view = std::make_shared<core::FileView>(displacement, etype, filetype);
+    chosen = exchange::find_representation(representation);
+    core::ViewRules rules;
+    if (!chosen->is_native()) rules.file_extent = &chosen->extent_function();
+    rules.allow_overlap = has(file.mode, Mode::rdonly);
+    view = std::make_shared<core::FileView>(displacement, etype, filetype, rules);
   });
   file.view = std::move(view);
+  file.representation = std::move(chosen);
   file.pointer = 0;
   file.merge_hints(hints);
   file.forget_plans();
@@ -411,7 +473,20 @@ File::Impl::Transfer File::Impl::prepare_transfer(bool writing, MPI_Offset offse
   static const std::shared_ptr<const core::FlatType> byte_type(
       std::shared_ptr<const core::FlatType>(), &byte_flat);
   transfer.memory_type = datatype == MPI_BYTE ? byte_type : core::flatten_cached(datatype);
-  const std::int64_t bytes = transfer.memory_type->size() * count;
+  transfer.memory =
+      core::MemoryLayout{transfer.memory_type.get(), count, reinterpret_cast<std::int64_t>(buffer)};
+  // Sizes, offsets and the file pointer count the view's stream, in the
+  // representation's bytes.
+  std::int64_t bytes = transfer.memory_type->size() * count;
+  if (!representation->is_native()) {
+    transfer.conversion = std::make_shared<exchange::StreamConversion>(
+        representation, transfer.memory_type, transfer.memory, datatype);
+    bytes = transfer.conversion->file_bytes();
+    // Characters and bytes are the same in every representation: moved as
+    // in native, without staging.
+    if (transfer.conversion->keeps_bytes()) transfer.conversion.reset();
+  }
+  transfer.stream_bytes = bytes;
   if (bytes % view->etype_size() != 0) {
     throw UsageError(ErrorCode::invalid_datatype,
                      std::string(operation) + ": " + std::to_string(bytes) +
@@ -422,8 +497,6 @@ File::Impl::Transfer File::Impl::prepare_transfer(bool writing, MPI_Offset offse
     throw UsageError(ErrorCode::invalid_argument,
                      std::string(operation) + ": the view's filetype holds no data");
   }
-  transfer.memory =
-      core::MemoryLayout{transfer.memory_type.get(), count, reinterpret_cast<std::int64_t>(buffer)};
   transfer.stream_position = offset * view->etype_size();
   if (advance_pointer) pointer = offset + bytes / view->etype_size();
   return transfer;
@@ -431,6 +504,20 @@ File::Impl::Transfer File::Impl::prepare_transfer(bool writing, MPI_Offset offse
 
 std::int64_t File::Impl::transfer(bool writing, const Transfer& transfer,
                                   const core::FileView& on_view) {
+  if (transfer.conversion) {
+    const std::int64_t stream_bytes =
+        writing ? runtime::write_converted(*backend, fd.get(), on_view, transfer.stream_position,
+                                           *transfer.conversion, runtime::kConversionChunkBytes)
+                : runtime::read_converted(*backend, fd.get(), on_view, transfer.stream_position,
+                                          *transfer.conversion, runtime::kConversionChunkBytes);
+    return transfer.conversion->memory_bytes_within(stream_bytes);
+  }
+  // A view whose pieces overlap (read-only files) has pieces out of order:
+  // the naive method reads them one by one, as the view lists them.
+  if (on_view.overlaps()) {
+    return io::read_from_view(*backend, fd.get(), on_view, transfer.stream_position,
+                              transfer.memory);
+  }
   const io::WindowIoSettings& methods = collective_settings(writing)->window_io;
   return writing ? io::write_independent(*backend, fd.get(), *mapping, on_view,
                                          transfer.stream_position, transfer.memory, methods)
@@ -503,15 +590,20 @@ Future<std::size_t> File::Impl::start_collective(bool writing, MPI_Offset offset
                                                  const void* buffer, MPI_Count count,
                                                  MPI_Datatype datatype, bool advance_pointer,
                                                  bool blocking) {
+  if (!writing && view->overlaps()) {
+    return read_overlapping_view(offset, const_cast<void*>(buffer), count, datatype,
+                                 advance_pointer, blocking);
+  }
   runtime::CollectiveRequest request;
   request.blocking = blocking;
   request.settings = collective_settings(writing);
   Transfer transfer = prepare_transfer(writing, offset, buffer, count, datatype, advance_pointer);
   request.writing = writing;
   request.access = core::Access(view, transfer.stream_position,
-                                transfer.stream_position + transfer.memory.bytes());
+                                transfer.stream_position + transfer.stream_bytes);
   request.memory_type = std::move(transfer.memory_type);
   request.memory = transfer.memory;
+  request.conversion = std::move(transfer.conversion);
   request.atomic = atomic;
   begin_operation();
   try {
@@ -521,6 +613,29 @@ Future<std::size_t> File::Impl::start_collective(bool writing, MPI_Offset offset
     end_operation();
     throw;
   }
+}
+
+Future<std::size_t> File::Impl::read_overlapping_view(MPI_Offset offset, void* buffer,
+                                                      MPI_Count count, MPI_Datatype datatype,
+                                                      bool advance_pointer, bool blocking) {
+  Future<std::size_t> data =
+      start_transfer(false, offset, buffer, count, datatype, advance_pointer);
+  runtime::CollectiveRequest request;
+  request.blocking = blocking;
+  request.settings = collective_settings(false);
+  request.writing = false;
+  request.memory_type = std::make_shared<const core::FlatType>();
+  request.memory = core::MemoryLayout{request.memory_type.get(), 0, 0};
+  begin_operation();
+  Future<std::size_t> protocol;
+  try {
+    protocol =
+        runtime::start_collective(collective_context(), std::move(request), [this] { end_operation(); });
+  } catch (...) {
+    end_operation();
+    throw;
+  }
+  return data_after_protocol(std::move(protocol), std::move(data));
 }
 
 Future<std::size_t> File::iwrite_at(MPI_Offset offset, const void* buffer, MPI_Count count,
@@ -628,6 +743,18 @@ MPI_Offset File::position_of_end() const {
   const Impl& file = impl();
   return file.view->stream_bytes_before(file.fd.size()) / file.view->etype_size();
 }
+
+MPI_Count File::type_extent(MPI_Datatype datatype) const {
+  const Impl& file = impl();
+  if (file.representation->is_native()) {
+    MPI_Count lb = 0, extent = 0;
+    check_mpi(MPI_Type_get_extent_x(datatype, &lb, &extent), "MPI_Type_get_extent_x");
+    return extent;
+  }
+  return core::flatten_in_representation(datatype, file.representation->extent_function()).extent();
+}
+
+const std::string& File::representation() const { return impl().representation->name(); }
 
 MPI_Offset File::byte_offset(MPI_Offset offset) const {
   const Impl& file = impl();

@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 
 #include "flowio/error.h"
@@ -107,7 +108,8 @@ AccessSettings access_settings(Options& options) {
   const Common common(options);
   const std::string op = options.choice("op", "both", {"both", "write", "read"});
   const bool sync = options.choice("sync", "0", {"0", "1"}) == "1";
-  return AccessSettings{common.reps, common.dir, op != "read", op != "write", sync};
+  const std::string datarep = options.choice("datarep", "native", {"native", "external32"});
+  return AccessSettings{common.reps, common.dir, op != "read", op != "write", sync, datarep};
 }
 
 void verify(bool ok, const std::string& why) {
@@ -239,6 +241,16 @@ void report_pair(Report& report, const Fields& fields, const std::string& op, do
   report.line(Fields(fields).add("op", op).add("ratio", mpich_seconds / flowio_seconds));
 }
 
+void report_native(Report& report, const Fields& fields, const std::string& op, double bytes,
+                   double flowio_seconds, double native_seconds) {
+  report.line(Fields(fields)
+                  .add("impl", "flowio_native")
+                  .add("op", op)
+                  .add("MiBps", bytes / kMiB / native_seconds)
+                  .add("seconds", native_seconds));
+  report.line(Fields(fields).add("op", op).add("vs_native", native_seconds / flowio_seconds));
+}
+
 double median(std::vector<double> values) {
   std::sort(values.begin(), values.end());
   const std::size_t half = values.size() / 2;
@@ -359,21 +371,27 @@ double checked_read(const Read& read, const std::vector<std::byte>& expected,
 }
 
 void verify_file(const std::string& reader, const std::string& path, const Access& access,
-                 const std::vector<std::byte>& expected, const std::string& what) {
+                 const std::string& datarep, const std::vector<std::byte>& expected,
+                 const std::string& what) {
   const std::string label = reader + " reading " + what;
   if (reader == "flowio") {
     flowio::File file = flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::rdwr);
-    file.set_view(access.displacement, MPI_BYTE, access.filetype);
+    file.set_view(access.displacement, MPI_BYTE, access.filetype, {}, datarep);
     checked_read(flowio_read(file, access.count, access.memtype), expected, label);
     file.close();
   } else {
     MpiFile file(path, {});
     check_mpi(MPI_File_set_view(file.get(), access.displacement, MPI_BYTE, access.filetype,
-                                "native", MPI_INFO_NULL),
+                                datarep.c_str(), MPI_INFO_NULL),
               "MPI_File_set_view");
     checked_read(mpich_read(file.get(), access.count, access.memtype), expected, label);
     file.close();
   }
+}
+
+void verify_file(const std::string& reader, const std::string& path, const Access& access,
+                 const std::vector<std::byte>& expected, const std::string& what) {
+  verify_file(reader, path, access, "native", expected, what);
 }
 
 void compare_access(Report& report, const Fields& fields, const Access& access,
@@ -389,15 +407,29 @@ void compare_access(Report& report, const Fields& fields, const Access& access,
   const ScratchFile flowio_path(settings.dir, "flowio.dat"), mpich_path(settings.dir, "mpich.dat");
   flowio::File file = flowio::File::open(MPI_COMM_WORLD, flowio_path.path(),
                                          flowio::Mode::create | flowio::Mode::rdwr);
-  file.set_view(access.displacement, MPI_BYTE, access.filetype);
+  file.set_view(access.displacement, MPI_BYTE, access.filetype, {}, settings.datarep);
   MpiFile mpich(mpich_path.path(), {});
-  check_mpi(MPI_File_set_view(mpich.get(), access.displacement, MPI_BYTE, access.filetype, "native",
-                              MPI_INFO_NULL),
+  check_mpi(MPI_File_set_view(mpich.get(), access.displacement, MPI_BYTE, access.filetype,
+                              settings.datarep.c_str(), MPI_INFO_NULL),
             "MPI_File_set_view");
+  // flowio in native too, for what conversion costs (only with a datarep).
+  const bool against_native = settings.datarep != "native";
+  std::optional<ScratchFile> native_path;
+  flowio::File native;
+  if (against_native) {
+    native_path.emplace(settings.dir, "flowio_native.dat");
+    native = flowio::File::open(MPI_COMM_WORLD, native_path->path(),
+                                flowio::Mode::create | flowio::Mode::rdwr);
+    native.set_view(access.displacement, MPI_BYTE, access.filetype);
+  }
 
   const auto flowio_write = [&] {
     file.write_at_all(0, expected.data(), access.count, access.memtype);
     if (settings.sync) file.sync();
+  };
+  const auto native_write = [&] {
+    native.write_at_all(0, expected.data(), access.count, access.memtype);
+    if (settings.sync) native.sync();
   };
   const auto mpich_write = [&] {
     check_mpi(MPI_File_write_at_all_c(mpich.get(), 0, expected.data(), access.count, access.memtype,
@@ -410,35 +442,52 @@ void compare_access(Report& report, const Fields& fields, const Access& access,
   // which would land on whichever case runs first.
   flowio_write();
   mpich_write();
+  if (against_native) native_write();
   if (settings.write) {
-    std::vector<double> flowio_seconds, mpich_seconds;
+    std::vector<double> flowio_seconds, mpich_seconds, native_seconds;
     for (int rep = 0; rep < settings.reps; ++rep) {
       flowio_seconds.push_back(time_collective(flowio_write));
       mpich_seconds.push_back(time_collective(mpich_write));
+      if (against_native) native_seconds.push_back(time_collective(native_write));
     }
     report_pair(report, fields, "write", static_cast<double>(total_bytes), median(flowio_seconds),
                 median(mpich_seconds));
+    if (against_native) {
+      report_native(report, fields, "write", static_cast<double>(total_bytes),
+                    median(flowio_seconds), median(native_seconds));
+    }
   }
 
   // Every read is checked; without timed reads one read each checks the
   // written data.
   const Read read_flowio = flowio_read(file, access.count, access.memtype);
   const Read read_mpich = mpich_read(mpich.get(), access.count, access.memtype);
-  std::vector<double> flowio_seconds, mpich_seconds;
+  std::vector<double> flowio_seconds, mpich_seconds, native_seconds;
   for (int rep = 0; rep < (settings.read ? settings.reps : 1); ++rep) {
     flowio_seconds.push_back(checked_read(read_flowio, expected, "flowio " + fields.text()));
     mpich_seconds.push_back(checked_read(read_mpich, expected, "mpich " + fields.text()));
+    if (against_native) {
+      native_seconds.push_back(checked_read(flowio_read(native, access.count, access.memtype),
+                                            expected, "flowio native " + fields.text()));
+    }
   }
   if (settings.read) {
     report_pair(report, fields, "read", static_cast<double>(total_bytes), median(flowio_seconds),
                 median(mpich_seconds));
+    if (against_native) {
+      report_native(report, fields, "read", static_cast<double>(total_bytes),
+                    median(flowio_seconds), median(native_seconds));
+    }
   }
 
   file.close();
   mpich.close();
+  if (against_native) native.close();
   verify_same_size(flowio_path.path(), mpich_path.path(), fields.text());
-  verify_file("mpich", flowio_path.path(), access, expected, "flowio's file " + fields.text());
-  verify_file("flowio", mpich_path.path(), access, expected, "MPICH's file " + fields.text());
+  verify_file("mpich", flowio_path.path(), access, settings.datarep, expected,
+              "flowio's file " + fields.text());
+  verify_file("flowio", mpich_path.path(), access, settings.datarep, expected,
+              "MPICH's file " + fields.text());
 }
 
 }  // namespace bench

@@ -109,6 +109,11 @@ int run_benchmark(int argc, char** argv, const std::string& name,
 void report_pair(Report& report, const Fields& fields, const std::string& op, double bytes,
                  double flowio_seconds, double mpich_seconds);
 
+// Prints flowio's line in native ("impl=flowio_native") and "vs_native="
+// (native seconds over `flowio_seconds`: 1 when the datarep costs nothing).
+void report_native(Report& report, const Fields& fields, const std::string& op, double bytes,
+                   double flowio_seconds, double native_seconds);
+
 double median(std::vector<double> values);
 
 // Seconds of `operation` on the slowest rank: a barrier first, then the
@@ -221,16 +226,22 @@ struct AccessSettings {
   bool write = true;
   bool read = true;
   bool sync = false;  // sync after each timed write, inside the timing
+  // The views' data representation, on both sides.
+  std::string datarep = "native";
 };
 
-// The Common options plus --op=both|write|read (default both) and
-// --sync=0|1 (default 0).
+// The Common options plus --op=both|write|read (default both),
+// --sync=0|1 (default 0) and --datarep=native|external32 (default native).
 AccessSettings access_settings(Options& options);
 
 // Opens the closed file `path` with `reader` ("flowio" or "mpich"), sets
-// the access's view and checks that reading the access gives `expected`.
-// Reading one implementation's file with the other checks where the data
-// landed, not only that a write and a read agree.
+// the access's view (in `datarep`) and checks that reading the access gives
+// `expected`. Reading one implementation's file with the other checks where
+// the data landed, not only that a write and a read agree.
+void verify_file(const std::string& reader, const std::string& path, const Access& access,
+                 const std::string& datarep, const std::vector<std::byte>& expected,
+                 const std::string& what);
+// The same in native.
 void verify_file(const std::string& reader, const std::string& path, const Access& access,
                  const std::vector<std::byte>& expected, const std::string& what);
 
@@ -240,6 +251,10 @@ void verify_file(const std::string& reader, const std::string& path, const Acces
 // checked (without timed reads, one untimed read each checks the writes);
 // at the end the sizes are compared and each file is read with the other
 // implementation. With write off, the files are written once untimed.
+// With a datarep other than native, flowio's writes and reads in native
+// are timed too, interleaved with the others, on a third file, and a line
+// op=write|read with "vs_native" (flowio native seconds over flowio in the
+// datarep: 1 means conversion costs nothing) follows.
 void compare_access(Report& report, const Fields& fields, const Access& access,
                     const AccessSettings& settings);
 

@@ -10,6 +10,10 @@
 //
 // Usage: mpiexec -n N bazel-bin/bench/checkpoint [--vars=4] [--mib=256]
 //   [--sync=0|1] [--op=both|write|read] [--reps=5] [--dir=$TMPDIR]
+//   [--datarep=native|external32]
+//
+// --datarep sets both sides' views in that data representation and adds
+// flowio in native, timed in the same run ("vs_native").
 #include <mpi.h>
 
 #include <algorithm>
@@ -68,7 +72,8 @@ int main(int argc, char** argv) {
                                   .add("global", joined(global))
                                   .add("grid", joined(grid))
                                   .add("file_MiB", file_mib)
-                                  .add("sync", settings.sync),
+                                  .add("sync", settings.sync)
+                                  .add("datarep", settings.datarep),
                               bench::Access{0, view.get(), MPI_DOUBLE, doubles}, settings);
       });
 }

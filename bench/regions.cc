@@ -16,28 +16,48 @@ int narrow(std::int64_t value) {
   return static_cast<int>(value);
 }
 
-Datatype contiguous(std::int64_t bytes) {
+// Elements of `element` bytes of `type`; sizes and strides below are in
+// bytes, whole multiples of it.
+struct Element {
   MPI_Datatype type;
-  check_mpi(MPI_Type_contiguous(narrow(bytes), MPI_BYTE, &type), "MPI_Type_contiguous");
+  std::int64_t bytes;
+};
+
+Element element_of(const std::string& name) {
+  return name == "double" ? Element{MPI_DOUBLE, 8} : Element{MPI_BYTE, 1};
+}
+
+int elements(std::int64_t bytes, const Element& element) {
+  if (bytes % element.bytes != 0) {
+    throw std::invalid_argument("sizes and spacing must be whole numbers of elements");
+  }
+  return narrow(bytes / element.bytes);
+}
+
+Datatype contiguous(std::int64_t bytes, const Element& element) {
+  MPI_Datatype type;
+  check_mpi(MPI_Type_contiguous(elements(bytes, element), element.type, &type),
+            "MPI_Type_contiguous");
   return Datatype(type);
 }
 
 // `regions` blocks of `size` bytes, `stride` bytes apart, with extent
 // `extent`.
 Datatype strided(std::int64_t regions, std::int64_t size, std::int64_t stride, std::int64_t extent,
-                 Description description) {
+                 Description description, const Element& element) {
   MPI_Datatype blocks;
   if (description == Description::compact) {
-    check_mpi(MPI_Type_vector(narrow(regions), narrow(size), narrow(stride), MPI_BYTE, &blocks),
+    check_mpi(MPI_Type_vector(narrow(regions), elements(size, element), elements(stride, element),
+                              element.type, &blocks),
               "MPI_Type_vector");
   } else {
-    const std::vector<int> lengths(static_cast<std::size_t>(regions), narrow(size));
+    const std::vector<int> lengths(static_cast<std::size_t>(regions), elements(size, element));
     std::vector<MPI_Aint> displacements(lengths.size());
     for (std::size_t k = 0; k < displacements.size(); ++k) {
       displacements[k] = static_cast<MPI_Aint>(k) * stride;
     }
     check_mpi(MPI_Type_create_hindexed(narrow(regions), lengths.data(), displacements.data(),
-                                       MPI_BYTE, &blocks),
+                                       element.type, &blocks),
               "MPI_Type_create_hindexed");
   }
   MPI_Datatype resized;
@@ -53,11 +73,12 @@ const std::vector<std::string>& region_cases() {
   return cases;
 }
 
-RegionPattern region_options(Options& options) {
+RegionPattern region_options(Options& options, const std::string& default_element) {
   RegionPattern pattern;
   pattern.regions = options.integer("regions", pattern.regions);
   pattern.region_size = options.integer("region_size", pattern.region_size);
   pattern.spacing = options.integer("spacing", pattern.spacing);
+  pattern.element = options.choice("element", default_element, {"byte", "double"});
   return pattern;
 }
 
@@ -71,17 +92,19 @@ RegionAccess make_region_access(const RegionPattern& pattern, Description descri
   const bool memory_contiguous = pattern.name.starts_with("c-");
   const bool file_contiguous = pattern.name.ends_with("-c");
   const std::int64_t bytes = pattern.regions * pattern.region_size;
+  const Element element = element_of(pattern.element);
 
   const std::int64_t memory_stride = pattern.region_size + pattern.spacing;
-  Datatype memtype =
-      memory_contiguous
-          ? contiguous(bytes)
-          : strided(pattern.regions, pattern.region_size, memory_stride,
-                    (pattern.regions - 1) * memory_stride + pattern.region_size, description);
+  Datatype memtype = memory_contiguous
+                         ? contiguous(bytes, element)
+                         : strided(pattern.regions, pattern.region_size, memory_stride,
+                                   (pattern.regions - 1) * memory_stride + pattern.region_size,
+                                   description, element);
   const std::int64_t file_stride = ranks * pattern.region_size + pattern.spacing;
-  Datatype filetype = file_contiguous ? contiguous(bytes)
-                                      : strided(pattern.regions, pattern.region_size, file_stride,
-                                                pattern.regions * file_stride, description);
+  Datatype filetype = file_contiguous
+                          ? contiguous(bytes, element)
+                          : strided(pattern.regions, pattern.region_size, file_stride,
+                                    pattern.regions * file_stride, description, element);
   const MPI_Offset displacement = file_contiguous ? rank * bytes : rank * pattern.region_size;
   const Access access{displacement, filetype.get(), memtype.get(), 1};
   return RegionAccess{std::move(memtype), std::move(filetype), access};
@@ -92,7 +115,8 @@ Fields region_fields(const RegionPattern& pattern) {
       .add("case", pattern.name)
       .add("regions", pattern.regions)
       .add("region_size", pattern.region_size)
-      .add("spacing", pattern.spacing);
+      .add("spacing", pattern.spacing)
+      .add("element", pattern.element);
 }
 
 }  // namespace bench

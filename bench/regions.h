@@ -36,6 +36,10 @@ struct RegionPattern {
   std::int64_t regions = 4096;
   std::int64_t region_size = 8;
   std::int64_t spacing = 128;
+  // The elements the types are made of: "byte" (MPI_BYTE) or "double"
+  // (MPI_DOUBLE: region_size and spacing multiples of 8), which matters to
+  // a data representation that converts them.
+  std::string element = "byte";
 };
 
 // This rank's types for `pattern` (owned) and the Access that borrows them;
@@ -46,8 +50,9 @@ struct RegionAccess {
   Access access;
 };
 
-// --regions, --region_size and --spacing, defaults as above; no name yet.
-RegionPattern region_options(Options& options);
+// --regions, --region_size, --spacing and --element, defaults as above
+// (element: `default_element`); no name yet.
+RegionPattern region_options(Options& options, const std::string& default_element = "byte");
 
 RegionAccess make_region_access(const RegionPattern& pattern, Description description);
 

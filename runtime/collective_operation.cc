@@ -174,6 +174,12 @@ void CollectiveOperation::complete() {
           moved = static_cast<std::size_t>(access.bytes_before(context.file().size()));
         }
       }
+      // Counts above are of the stream in the file; the caller is told
+      // memory bytes, whole elements (data representation hook).
+      if (request.conversion) {
+        moved = static_cast<std::size_t>(
+            request.conversion->memory_bytes_within(static_cast<std::int64_t>(moved)));
+      }
     } catch (...) {
       result = std::current_exception();
     }

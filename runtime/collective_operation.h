@@ -56,6 +56,9 @@ using FrameHeaderBytes = std::array<std::byte, exchange::kFrameHeaderBytes>;
 // A client message in flight.
 struct ClientRun {
   ByteBuffer staging;  // when memory is not contiguous
+  // Data representation hook (issue 16): the item's bytes in the file's
+  // representation, written by the convert stage without zeroing first.
+  std::unique_ptr<char[]> converted;
   char* data = nullptr;
   std::int64_t received = 0;  // reads: bytes that lay before end of file
   std::int64_t posted_ns = 0;

@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "exchange/stream_conversion.h"
 #include "runtime/collective_settings.h"
 #include "runtime/core/access.h"
 #include "runtime/core/flat_type.h"
@@ -16,9 +17,12 @@ struct CollectiveRequest {
   bool writing = false;
   // The caller waits for the result at once (write_all, not iwrite_all).
   bool blocking = false;
-  core::Access access;  // where its data goes in the file
+  core::Access access;  // where its data goes in the file (file stream bytes)
   std::shared_ptr<const core::FlatType> memory_type;
   core::MemoryLayout memory;  // where its data is in memory (memory.type = memory_type)
+  // Set when the file's data representation is not native: the stream in
+  // the file is then this conversion's, not the memory's bytes.
+  std::shared_ptr<exchange::StreamConversion> conversion;
   // Parsed from the hints once per direction and shared by the calls made
   // under them.
   std::shared_ptr<const CollectiveSettings> settings;

@@ -16,6 +16,7 @@
 #include "runtime/clock.h"
 #include "runtime/collective_context.h"
 #include "runtime/collective_operation.h"
+#include "runtime/converted_transfer.h"
 #include "runtime/executor.h"
 #include "runtime/graph_runner.h"
 #include "runtime/inline_graph_runner.h"
@@ -32,6 +33,31 @@ constexpr std::int64_t kMostPiecesKept = std::int64_t{1} << 20;
 
 int data_tag(const CollectiveOperation& op, std::int64_t window) {
   return message_tag(MessageKind::data, op.sequence, window);
+}
+
+// --- data representation (issue 16) ---
+// Everything here counts bytes of the process's stream as it lies in the
+// file. Natively that is its memory's data, packed; in another data
+// representation (a view in external32, or a user one) the request carries
+// a conversion, and packing converts from memory, unpacking converts into
+// it, one buffer iteration at a time.
+
+void pack_for_file(CollectiveOperation& op, std::int64_t from, std::int64_t bytes,
+                   char* destination) {
+  if (op.request.conversion) {
+    op.request.conversion->pack(from, bytes, destination);
+  } else {
+    exchange::pack_stream(op.request.memory, from, bytes, destination);
+  }
+}
+
+void unpack_from_file(CollectiveOperation& op, std::int64_t from, std::int64_t bytes,
+                      const char* source) {
+  if (op.request.conversion) {
+    op.request.conversion->unpack(from, bytes, source);
+  } else {
+    exchange::unpack_stream(op.request.memory, from, bytes, source);
+  }
 }
 
 bool anyone_failed_early(const CollectiveOperation& op) {
@@ -244,6 +270,38 @@ void client_compress_stage(CollectiveOperation& op, std::size_t item, Next next)
         op.compression->encode(plan.peer, message, run.spare, op.messages_sent, run.compression);
   });
   op.recorder.record(Stage::compress, begin, plan.window, "", plan.bytes);
+  next();
+}
+
+// The client pipeline in a data representation other than native: convert
+// (instead of pack) writes the item's bytes in the file's representation
+// into a buffer of its own; convert back (instead of unpack) stores what a
+// read received into memory, converted.
+void convert_stage(CollectiveOperation& op, std::size_t item, Next next) {
+  const ClientItemPlan& plan = op.plan->client_items[item];
+  ClientRun& run = op.client_runs[item];
+  const std::int64_t begin = now_ns();
+  op.guarded([&] {
+    run.converted = std::make_unique_for_overwrite<char[]>(static_cast<std::size_t>(plan.bytes));
+    if (op.request.writing) op.request.conversion->pack(plan.from, plan.bytes, run.converted.get());
+  });
+  // Sent even when the conversion failed: the aggregator waits for the
+  // message, and the agreement reports the failure to every process.
+  run.data = run.converted.get();
+  if (op.request.writing) op.recorder.record(Stage::pack, begin, plan.window, "", plan.bytes);
+  next();
+}
+
+void convert_back_stage(CollectiveOperation& op, std::size_t item, Next next) {
+  ClientRun& run = op.client_runs[item];
+  if (!op.request.writing && run.converted) {
+    const ClientItemPlan& plan = op.plan->client_items[item];
+    const std::int64_t begin = now_ns();
+    op.guarded(
+        [&] { op.request.conversion->unpack(plan.from, run.received, run.converted.get()); });
+    op.recorder.record(Stage::unpack, begin, plan.window, "", run.received);
+  }
+  run.converted.reset();
   next();
 }
 
@@ -591,8 +649,7 @@ void round_prepare_stage(CollectiveOperation& op, std::size_t r, Next next) {
     op.guarded([&] {
       std::int64_t at = 0;
       for (const RoundPlan::Share& share : plan.shares) {
-        exchange::pack_stream(op.request.memory, share.from, share.bytes,
-                              run.client_data.data() + at);
+        pack_for_file(op, share.from, share.bytes, run.client_data.data() + at);
         at += share.bytes;
       }
     });
@@ -638,7 +695,7 @@ void round_finish_stage(CollectiveOperation& op, std::size_t r, Next next) {
       const std::int64_t valid = op.request.access.bytes_before(op.context.file().size());
       for (const RoundPlan::Share& share : plan.shares) {
         const std::int64_t bytes = std::clamp<std::int64_t>(valid - share.from, 0, share.bytes);
-        exchange::unpack_stream(op.request.memory, share.from, bytes, run.client_data.data() + at);
+        unpack_from_file(op, share.from, bytes, run.client_data.data() + at);
         at += share.bytes;
       }
     });
@@ -734,6 +791,12 @@ const Pipeline& pipeline(PipelineKind kind) {
                                  client_decompress_stage, unpack_stage},
                                 false,
                                 leave_item};
+  static const Pipeline kClientConverted{"client",
+                                         {convert_stage, client_compress_stage,
+                                          client_exchange_stage, client_decompress_stage,
+                                          convert_back_stage},
+                                         false,
+                                         leave_item};
   static const Pipeline kWindow{"window",
                                 {window_read_stage, window_compress_stage, window_exchange_stage,
                                  window_decompress_stage, window_write_stage},
@@ -750,6 +813,8 @@ const Pipeline& pipeline(PipelineKind kind) {
     case PipelineKind::client_zero_copy:
     case PipelineKind::client_staged:
       return kClient;
+    case PipelineKind::client_converted:
+      return kClientConverted;
     case PipelineKind::window:
       return kWindow;
     case PipelineKind::round:
@@ -770,6 +835,7 @@ std::size_t pipeline_limit(PipelineKind kind, int buffers_in_flight, int aggrega
       // Zero-copy items pin no buffer of ours: let more of them fly.
       return in_flight * static_cast<std::size_t>(std::max(aggregators, 1));
     case PipelineKind::client_staged:
+    case PipelineKind::client_converted:
     case PipelineKind::window:
     case PipelineKind::round:
       return in_flight;
@@ -834,8 +900,9 @@ void start_data_phase(CollectiveOperation& op) {
   // the clients' messages complete as they come.
   if (!plan.windows.empty()) runner.enqueue(PipelineKind::window, op, plan.windows.size());
   if (!plan.client_items.empty()) {
-    runner.enqueue(op.request.memory.contiguous() ? PipelineKind::client_zero_copy
-                                                  : PipelineKind::client_staged,
+    runner.enqueue(op.request.conversion            ? PipelineKind::client_converted
+                   : op.request.memory.contiguous() ? PipelineKind::client_zero_copy
+                                                    : PipelineKind::client_staged,
                    op, plan.client_items.size());
   }
 }
@@ -851,7 +918,13 @@ void access_file_directly(CollectiveOperation& op) {
     const int fd = op.context.file().get();
     const bool writing = op.request.writing;
     std::int64_t moved = 0;
-    if (memory.contiguous() && access.file_end() - access.file_begin() == access.bytes()) {
+    if (op.request.conversion) {
+      // Data representation hook: converted in cache-sized chunks.
+      moved = writing ? write_converted(backend, fd, view, access.stream_begin(),
+                                        *op.request.conversion, kConversionChunkBytes)
+                      : read_converted(backend, fd, view, access.stream_begin(),
+                                       *op.request.conversion, kConversionChunkBytes);
+    } else if (memory.contiguous() && access.file_end() - access.file_begin() == access.bytes()) {
       // One piece in the file and in memory (the common small call): one
       // request, without walking the view.
       iovec buffer{reinterpret_cast<void*>(memory.address_of(0)),

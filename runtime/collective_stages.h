@@ -3,6 +3,9 @@
 //
 //   control  (per operation, in call order)  realms -> metadata -> plan
 //   client   (per message to an aggregator)  pack -> exchange -> unpack
+//                                            (convert -> exchange -> convert
+//                                            back, in another data
+//                                            representation)
 //   window   (per window of this aggregator) read -> exchange -> write
 //   round    (per Alltoallw round, in order) prepare -> exchange -> finish
 //   direct   (per operation, direct mode)    io
@@ -40,6 +43,7 @@ enum class PipelineKind {
   control,
   client_zero_copy,  // client items whose memory is contiguous: nothing staged
   client_staged,     // client items packed through a staging buffer
+  client_converted,  // client items converted to the file's data representation
   window,
   round,
   direct,

@@ -4,14 +4,15 @@
 
 #include "api/mpiio/datatype_checks.h"
 #include "api/mpiio/layer_file.h"
+#include "api/mpiio/sequential_mode.h"
 #include "flowio/error.h"
 
 namespace flowio::mpiio {
 namespace {
 
 std::size_t asked_bytes(const DataCall& call) {
-  int type_size = 0;
-  MPI_Type_size(call.datatype, &type_size);
+  MPI_Count type_size = 0;
+  MPI_Type_size_x(call.datatype, &type_size);
   return static_cast<std::size_t>(type_size) * static_cast<std::size_t>(call.count);
 }
 
@@ -19,7 +20,7 @@ std::size_t asked_bytes(const DataCall& call) {
 // it to advance; checked before the pointer moves.
 MPI_Offset etypes_of(const LayerFile& file, const DataCall& call) {
   const auto bytes = static_cast<MPI_Offset>(asked_bytes(call));
-  const int etype = file.etype_size();
+  const MPI_Count etype = file.etype_size();
   if (bytes % etype != 0) {
     throw UsageError(ErrorCode::invalid_datatype,
                      std::to_string(bytes) + " bytes is not a whole number of etypes of " +
@@ -73,6 +74,15 @@ struct Resolved {
 
 Resolved resolve(LayerFile& file, const DataCall& call) {
   check_arguments(call);
+  // In ROMIO's order: a write to a read-only file is that first.
+  if (call.writing && (file.amode & MPI_MODE_RDONLY) != 0) {
+    throw UsageError(ErrorCode::read_only, "write: the file is read-only");
+  }
+  if (call.position != Position::shared_pointer) {
+    require_random_access(file, call.position == Position::explicit_offset
+                                    ? "a data access at an explicit offset"
+                                    : "a data access at the individual file pointer");
+  }
   if (call.position == Position::shared_pointer) {
     return {Position::explicit_offset, claim_shared(file, call)};
   }

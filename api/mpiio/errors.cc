@@ -1,5 +1,7 @@
 #include "api/mpiio/errors.h"
 
+#include <dlfcn.h>
+
 #include <array>
 #include <cstdio>
 #include <map>
@@ -27,6 +29,10 @@ int class_of(ErrorCode code) {
     case ErrorCode::io: return MPI_ERR_IO;
     case ErrorCode::unsupported: return MPI_ERR_UNSUPPORTED_OPERATION;
     case ErrorCode::mpi: return MPI_ERR_OTHER;
+    case ErrorCode::unsupported_representation: return MPI_ERR_UNSUPPORTED_DATAREP;
+    case ErrorCode::duplicate_representation: return MPI_ERR_DUP_DATAREP;
+    case ErrorCode::conversion: return MPI_ERR_CONVERSION;
+    case ErrorCode::not_same: return MPI_ERR_NOT_SAME;
   }
   return MPI_ERR_OTHER;
 }
@@ -45,10 +51,34 @@ Handlers& handlers() {
   return *instance;
 }
 
+// MPICH's own constructor of error codes that carry a message, the one its
+// MPI-IO uses: MPI_Error_string then shows flowio's message, as programs
+// that print or inspect it expect. It is MPICH's internal function, looked
+// up at run time; without it (another MPI) codes are the bare classes.
+using CreateCode = int (*)(int last_code, int fatal, const char* function, int line,
+                           int error_class, const char* generic, const char* specific, ...);
+
+CreateCode mpich_create_code() {
+  static const auto create =
+      reinterpret_cast<CreateCode>(dlsym(RTLD_DEFAULT, "MPIR_Err_create_code"));
+  return create;
+}
+
 }  // namespace
 
 int error_code_with_message(int error_class, const char* message) {
   latest_message = message;
+  if (CreateCode create = mpich_create_code()) {
+    // "**fail %s" is MPICH's message template that prints its argument as
+    // it is; 0 asks for a recoverable error.
+    const int code = create(MPI_SUCCESS, 0, "flowio", 0, error_class, "**fail", "**fail %s",
+                            message);
+    int made_class = MPI_SUCCESS;
+    if (code != MPI_SUCCESS && MPI_Error_class(code, &made_class) == MPI_SUCCESS &&
+        made_class == error_class) {
+      return code;
+    }
+  }
   return error_class;
 }
 

@@ -15,11 +15,13 @@ namespace flowio::mpiio {
 
 struct LayerFile;
 
-// The MPI error code for a failure caught by the layer: the error class
-// that matches the flowio ErrorCode. flowio's own message is kept for a
-// fatal error handler to print. (Codes added with MPI_Add_error_code would
-// carry the message to MPI_Error_string, but MPICH 4.0.2 returns another
-// code's text for added codes of predefined classes.)
+// The MPI error code for a failure caught by the layer: of the error class
+// that matches the flowio ErrorCode, carrying flowio's message for
+// MPI_Error_string (made by MPICH's own MPIR_Err_create_code, which its
+// MPI-IO uses too; codes added with MPI_Add_error_code would carry it as
+// well, but MPICH 4.0.2 returns another code's text for added codes of
+// predefined classes). The message is also kept for a fatal error handler
+// to print.
 int error_code_of(std::exception_ptr failure);
 
 // `error_class`, remembering `message` as error_code_of does.

@@ -16,6 +16,7 @@
 #include "api/mpiio/info_hints.h"
 #include "api/mpiio/layer_file.h"
 #include "api/mpiio/requests.h"
+#include "api/mpiio/sequential_mode.h"
 #include "api/mpiio/serve.h"
 #include "flowio/error.h"
 #include "flowio/file.h"
@@ -36,12 +37,15 @@ std::string strip_file_system_prefix(const char* name) {
 }
 
 // MPI_MODE_UNIQUE_OPEN is a promise flowio has no use for; MPI_MODE_SEQUENTIAL
-// is accepted and the file is treated as a random-access one.
+// is the layer's to enforce (sequential_mode.h).
 Mode mode_of(int amode) {
   const std::pair<int, Mode> bits[] = {
-      {MPI_MODE_RDONLY, Mode::rdonly},       {MPI_MODE_WRONLY, Mode::wronly},
-      {MPI_MODE_RDWR, Mode::rdwr},           {MPI_MODE_CREATE, Mode::create},
-      {MPI_MODE_EXCL, Mode::excl},           {MPI_MODE_APPEND, Mode::append},
+      {MPI_MODE_RDONLY, Mode::rdonly},
+      {MPI_MODE_WRONLY, Mode::wronly},
+      {MPI_MODE_RDWR, Mode::rdwr},
+      {MPI_MODE_CREATE, Mode::create},
+      {MPI_MODE_EXCL, Mode::excl},
+      {MPI_MODE_APPEND, Mode::append},
       {MPI_MODE_DELETE_ON_CLOSE, Mode::delete_on_close},
   };
   Mode mode{};
@@ -49,6 +53,18 @@ Mode mode_of(int amode) {
     if ((amode & bit) != 0) mode = mode | flag;
   }
   return mode;
+}
+
+// Collective over `comm`: throws UsageError(`code`) on every process unless
+// every process passed the same `value` (MPI requires it of some arguments;
+// ROMIO checks them, with these classes).
+void require_same_everywhere(MPI_Comm comm, MPI_Offset value, ErrorCode code, const char* what) {
+  const MPI_Offset mine[2] = {value, -value};
+  MPI_Offset extremes[2] = {0, 0};
+  check_mpi(MPI_Allreduce(mine, extremes, 2, MPI_OFFSET, MPI_MAX, comm), "MPI_Allreduce");
+  if (extremes[0] != -extremes[1]) {
+    throw UsageError(code, std::string(what) + ": the processes passed different values");
+  }
 }
 
 int fail_without_file(int error_class, const char* message) {
@@ -63,9 +79,11 @@ int open_file(MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI
   if (inter) return fail_without_file(MPI_ERR_COMM, "MPI_File_open: an intercommunicator");
   if (filename == nullptr) return fail_without_file(MPI_ERR_ARG, "MPI_File_open: no file name");
   try {
+    require_same_everywhere(comm, amode, ErrorCode::not_same, "MPI_File_open: amode");
+    check_sequential_amode(amode);
     auto file = std::make_unique<LayerFile>();
-    file->file = File::open(comm, strip_file_system_prefix(filename), mode_of(amode),
-                            hints_from_info(info));
+    file->file =
+        File::open(comm, strip_file_system_prefix(filename), mode_of(amode), hints_from_info(info));
     file->amode = amode;
     file->errhandler = default_handler();
     file->shared = std::make_unique<SharedPointer>(comm, file->file.communicator());
@@ -81,7 +99,8 @@ int open_file(MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI
 int close_file(MPI_File* handle) {
   LayerFile* file = find_file(*handle);
   if (file == nullptr) {
-    return report(nullptr, *handle, error_code_with_message(MPI_ERR_FILE, "not an open file handle"));
+    return report(nullptr, *handle,
+                  error_code_with_message(MPI_ERR_FILE, "not an open file handle"));
   }
   const MPI_Errhandler handler = file->errhandler;
   int code = MPI_SUCCESS;
@@ -130,20 +149,23 @@ void no_split_pending(const LayerFile& file, const char* call) {
 // alike: a missing type, a negative displacement or a filetype that is no
 // whole number of etypes is MPI_ERR_ARG; a filetype with negative or
 // decreasing displacements is MPI_ERR_IO.
-void check_view_arguments(MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype) {
+void check_view_arguments(const LayerFile& file, MPI_Offset disp, MPI_Datatype etype,
+                          MPI_Datatype filetype) {
   if (etype == MPI_DATATYPE_NULL || filetype == MPI_DATATYPE_NULL) {
     throw UsageError(ErrorCode::invalid_argument, "MPI_File_set_view: MPI_DATATYPE_NULL");
   }
   require_committed(etype, "MPI_File_set_view: the etype");
   require_committed(filetype, "MPI_File_set_view: the filetype");
-  if (disp == MPI_DISPLACEMENT_CURRENT) {
-    throw UsageError(ErrorCode::unsupported,
-                     "MPI_File_set_view: MPI_DISPLACEMENT_CURRENT (sequential mode) is not supported");
+  check_sequential_displacement(file, disp);
+  if (disp < 0 && disp != MPI_DISPLACEMENT_CURRENT) {
+    throw UsageError(ErrorCode::invalid_argument,
+                     "MPI_File_set_view: invalid displacement argument: negative displacement " +
+                         std::to_string(disp));
   }
-  if (disp < 0) throw UsageError(ErrorCode::invalid_argument, "MPI_File_set_view: negative disp");
-  int etype_size = 0, filetype_size = 0;
-  MPI_Type_size(etype, &etype_size);
-  MPI_Type_size(filetype, &filetype_size);
+  // The large-count sizes: MPI_Type_size says MPI_UNDEFINED past 2^31 - 1.
+  MPI_Count etype_size = 0, filetype_size = 0;
+  MPI_Type_size_x(etype, &etype_size);
+  MPI_Type_size_x(filetype, &filetype_size);
   if (etype_size <= 0 || filetype_size % etype_size != 0) {
     throw UsageError(ErrorCode::invalid_argument,
                      "MPI_File_set_view: the filetype is not a whole number of etypes");
@@ -161,7 +183,7 @@ void set_view(LayerFile& file, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype
   no_split_pending(file, "MPI_File_set_view");
   std::exception_ptr bad_arguments;
   try {
-    check_view_arguments(disp, etype, filetype);
+    check_view_arguments(file, disp, etype, filetype);
   } catch (const UsageError&) {
     bad_arguments = std::current_exception();
   }
@@ -176,6 +198,7 @@ void set_view(LayerFile& file, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype
     throw UsageError(ErrorCode::invalid_argument,
                      "MPI_File_set_view: another process passed an invalid view");
   }
+  if (disp == MPI_DISPLACEMENT_CURRENT) disp = current_displacement(file);
   // MPI resets the shared file pointer along with the individual one, here
   // only where it moved (HDF5 sets views twice per collective call and never
   // uses it). The allreduce above (every process has arrived, so its
@@ -184,7 +207,7 @@ void set_view(LayerFile& file, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype
   // barriers of its own.
   if (anyone[1] != 0) file.shared->set_between_collectives(0);
   try {
-    file.file.set_view(disp, etype, filetype, hints_from_info(info));
+    file.file.set_view(disp, etype, filetype, hints_from_info(info), datarep);
   } catch (const UsageError& error) {
     if (error.code() != ErrorCode::invalid_datatype) throw;
     throw IoError(ErrorCode::io, error.what(), 0);
@@ -193,11 +216,21 @@ void set_view(LayerFile& file, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype
 }
 
 void seek_shared(LayerFile& file, MPI_Offset offset, int whence) {
+  require_random_access(file, "MPI_File_seek_shared");
+  require_same_everywhere(file.file.communicator(), offset, ErrorCode::invalid_argument,
+                          "MPI_File_seek_shared: offset");
+  require_same_everywhere(file.file.communicator(), whence, ErrorCode::invalid_argument,
+                          "MPI_File_seek_shared: whence");
   MPI_Offset base = 0;
   switch (whence_of(whence)) {
-    case Whence::set: break;
-    case Whence::current: base = file.shared->get(); break;
-    case Whence::end: base = file.file.position_of_end(); break;
+    case Whence::set:
+      break;
+    case Whence::current:
+      base = file.shared->get();
+      break;
+    case Whence::end:
+      base = file.file.position_of_end();
+      break;
   }
   if (base + offset < 0) {
     throw UsageError(ErrorCode::invalid_argument, "MPI_File_seek_shared: negative position");
@@ -236,12 +269,21 @@ int MPI_File_delete(const char* filename, MPI_Info info) {
 
 int MPI_File_set_size(MPI_File fh, MPI_Offset size) {
   if (forwarding()) return PMPI_File_set_size(fh, size);
-  return serve(fh, [&](LayerFile& file) { file.file.set_size(size); });
+  return serve(fh, [&](LayerFile& file) {
+    require_random_access(file, "MPI_File_set_size");
+    require_same_everywhere(file.file.communicator(), size, ErrorCode::invalid_argument,
+                            "MPI_File_set_size");
+    file.file.set_size(size);
+  });
 }
 
 int MPI_File_preallocate(MPI_File fh, MPI_Offset size) {
   if (forwarding()) return PMPI_File_preallocate(fh, size);
-  return serve(fh, [&](LayerFile& file) { file.file.preallocate(size); });
+  return serve(fh, [&](LayerFile& file) {
+    require_same_everywhere(file.file.communicator(), size, ErrorCode::invalid_argument,
+                            "MPI_File_preallocate");
+    file.file.preallocate(size);
+  });
 }
 
 int MPI_File_get_size(MPI_File fh, MPI_Offset* size) {
@@ -274,13 +316,12 @@ int MPI_File_get_info(MPI_File fh, MPI_Info* info_used) {
 int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                       const char* datarep, MPI_Info info) {
   if (forwarding()) return PMPI_File_set_view(fh, disp, etype, filetype, datarep, info);
-  if (datarep == nullptr || std::strcmp(datarep, "native") != 0) {
+  if (datarep == nullptr) {
     return report(find_file(fh), fh,
                   error_code_with_message(MPI_ERR_UNSUPPORTED_DATAREP,
-                                          "MPI_File_set_view: flowio supports \"native\" only"));
+                                          "MPI_File_set_view: no data representation given"));
   }
-  return serve(fh,
-               [&](LayerFile& file) { set_view(file, disp, etype, filetype, datarep, info); });
+  return serve(fh, [&](LayerFile& file) { set_view(file, disp, etype, filetype, datarep, info); });
 }
 
 int MPI_File_get_view(MPI_File fh, MPI_Offset* disp, MPI_Datatype* etype, MPI_Datatype* filetype,
@@ -296,7 +337,10 @@ int MPI_File_get_view(MPI_File fh, MPI_Offset* disp, MPI_Datatype* etype, MPI_Da
 
 int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence) {
   if (forwarding()) return PMPI_File_seek(fh, offset, whence);
-  return serve(fh, [&](LayerFile& file) { file.file.seek(offset, whence_of(whence)); });
+  return serve(fh, [&](LayerFile& file) {
+    require_random_access(file, "MPI_File_seek");
+    file.file.seek(offset, whence_of(whence));
+  });
 }
 
 int MPI_File_get_position(MPI_File fh, MPI_Offset* offset) {
@@ -316,26 +360,26 @@ int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence) {
 
 int MPI_File_get_position_shared(MPI_File fh, MPI_Offset* offset) {
   if (forwarding()) return PMPI_File_get_position_shared(fh, offset);
-  return serve(fh, [&](LayerFile& file) { *offset = file.shared->get(); });
+  return serve(fh, [&](LayerFile& file) {
+    require_random_access(file, "MPI_File_get_position_shared");
+    *offset = file.shared->get();
+  });
 }
 
-// Only the "native" representation exists in flowio, where a type's extent
-// in the file is its extent in memory.
+// The extent in the file, under the current view's data representation.
 int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint* extent) {
   if (forwarding()) return PMPI_File_get_type_extent(fh, datatype, extent);
-  return serve(fh, [&](LayerFile&) {
+  return serve(fh, [&](LayerFile& file) {
     require_committed(datatype, "MPI_File_get_type_extent: the datatype");
-    MPI_Aint lower_bound = 0;
-    check_mpi(MPI_Type_get_extent(datatype, &lower_bound, extent), "MPI_Type_get_extent");
+    *extent = static_cast<MPI_Aint>(file.file.type_extent(datatype));
   });
 }
 
 int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count* extent) {
   if (forwarding()) return PMPI_File_get_type_extent_c(fh, datatype, extent);
-  return serve(fh, [&](LayerFile&) {
+  return serve(fh, [&](LayerFile& file) {
     require_committed(datatype, "MPI_File_get_type_extent_c: the datatype");
-    MPI_Count lower_bound = 0;
-    check_mpi(MPI_Type_get_extent_x(datatype, &lower_bound, extent), "MPI_Type_get_extent_x");
+    *extent = file.file.type_extent(datatype);
   });
 }
 

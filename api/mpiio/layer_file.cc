@@ -11,9 +11,12 @@ namespace {
 // Relaxed: a statistic, read once at MPI_Finalize after every file call.
 std::atomic<long> kept_count{0};
 
+// The large-count query: the int one fails on types made by MPI-4's
+// large-count constructors.
 bool is_predefined(MPI_Datatype type) {
-  int integers = 0, addresses = 0, datatypes = 0, combiner = 0;
-  MPI_Type_get_envelope(type, &integers, &addresses, &datatypes, &combiner);
+  MPI_Count integers = 0, addresses = 0, counts = 0, datatypes = 0;
+  int combiner = 0;
+  MPI_Type_get_envelope_c(type, &integers, &addresses, &counts, &datatypes, &combiner);
   return combiner == MPI_COMBINER_NAMED;
 }
 
@@ -90,9 +93,9 @@ MPI_Datatype duplicate_unless_named(MPI_Datatype type) {
 
 long kept_datatypes() { return kept_count.load(std::memory_order_relaxed); }
 
-int LayerFile::etype_size() const {
-  int size = 1;
-  MPI_Type_size(etype, &size);
+MPI_Count LayerFile::etype_size() const {
+  MPI_Count size = 1;
+  MPI_Type_size_x(etype, &size);
   return size;
 }
 

@@ -50,7 +50,7 @@ struct LayerFile {
   void remember_view(MPI_Offset disp, MPI_Datatype new_etype, MPI_Datatype new_filetype,
                      const char* representation);
   // Size in bytes of one etype of the current view.
-  int etype_size() const;
+  MPI_Count etype_size() const;
 };
 
 // `type` itself when it is a named type, else a duplicate the caller owns

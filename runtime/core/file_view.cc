@@ -27,31 +27,39 @@ std::int64_t unbounded_count(const FlatType& filetype) {
 
 FileView::FileView() : filetype_(make_run(1), 0, 1) {}
 
-FileView::FileView(std::int64_t displacement, MPI_Datatype etype, MPI_Datatype filetype)
+FileView::FileView(std::int64_t displacement, MPI_Datatype etype, MPI_Datatype filetype,
+                   const ViewRules& rules)
     : displacement_(displacement) {
   if (displacement < 0) bad_view("negative displacement " + std::to_string(displacement));
-  const FlatType flat_etype = flatten(etype);
+  auto flatten_here = [&rules](MPI_Datatype type) {
+    return rules.file_extent != nullptr ? flatten_in_representation(type, *rules.file_extent)
+                                        : flatten(type);
+  };
+  const FlatType flat_etype = flatten_here(etype);
   etype_size_ = flat_etype.size();
   if (etype_size_ <= 0) bad_view("the etype holds no data");
-  if (!flat_etype.root().monotone || flat_etype.true_lb() < 0) {
-    bad_view("the etype has negative, decreasing or overlapping displacements");
+  if (flat_etype.true_lb() < 0) bad_view("the etype has negative displacements");
+  if (!flat_etype.root().ordered) bad_view("the etype's displacements decrease");
+  if (!rules.allow_overlap && !flat_etype.root().monotone) {
+    bad_view("the etype's pieces overlap (MPI forbids it on a file open for writing)");
   }
-  filetype_ = flatten(filetype);
+  filetype_ = flatten_here(filetype);
   if (filetype_.size() % etype_size_ != 0) {
     bad_view("filetype size " + std::to_string(filetype_.size()) +
              " is not a multiple of the etype size " + std::to_string(etype_size_));
   }
   if (filetype_.size() == 0) return;
   if (filetype_.true_lb() < 0) bad_view("the filetype has negative displacements");
-  if (!filetype_.root().monotone) {
+  if (!filetype_.root().ordered || !filetype_.tiles_in_order()) {
     bad_view(
-        "the filetype's displacements decrease or overlap (MPI requires them "
-        "monotonically nondecreasing and not overlapping)");
+        "the filetype's displacements decrease (MPI requires them monotonically "
+        "nondecreasing, also from one filetype tile to the next)");
   }
-  if (!filetype_.tiles_monotonically()) {
-    bad_view("the filetype's extent " + std::to_string(filetype_.extent()) +
-             " is smaller than its true extent " + std::to_string(filetype_.true_extent()) +
-             ": consecutive tiles would overlap");
+  overlaps_ = !filetype_.root().monotone || !filetype_.tiles_monotonically();
+  if (overlaps_ && !rules.allow_overlap) {
+    bad_view(
+        "the filetype's pieces overlap, within a tile or from one tile to the next (MPI "
+        "forbids it on a file open for writing)");
   }
 }
 

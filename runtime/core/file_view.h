@@ -13,6 +13,19 @@
 
 namespace flowio::core {
 
+// What a view depends on besides its three arguments.
+struct ViewRules {
+  // The file's data representation, when it is not native: the bytes each
+  // predefined type takes in the file (MPI 4.1, 14.5). The etype and the
+  // filetype are then laid out in those bytes; sizes, offsets and the
+  // view's stream all count file bytes. Null: native.
+  const FileExtentOf* file_extent = nullptr;
+  // The file is not open for writing, where MPI lets the pieces of etypes
+  // and filetypes overlap (MPI 4.1, 14.3); their displacements must still
+  // never decrease.
+  bool allow_overlap = false;
+};
+
 // Immutable once built; may be shared across threads.
 class FileView {
  public:
@@ -22,9 +35,10 @@ class FileView {
   // Builds and validates a view. Throws UsageError when MPI forbids it:
   // a negative displacement, an etype with no data, a filetype whose size
   // is not a multiple of the etype's, or an etype or filetype whose pieces
-  // have negative displacements, decrease, or overlap (also across
-  // consecutive filetype tiles).
-  FileView(std::int64_t displacement, MPI_Datatype etype, MPI_Datatype filetype);
+  // have negative displacements, decrease, or (unless rules.allow_overlap)
+  // overlap (also across consecutive filetype tiles).
+  FileView(std::int64_t displacement, MPI_Datatype etype, MPI_Datatype filetype,
+           const ViewRules& rules = {});
 
   // A view rebuilt from the parts of one already validated elsewhere (as
   // metadata transfer does); not validated again.
@@ -35,6 +49,10 @@ class FileView {
   const FlatType& filetype() const { return filetype_; }
   // True when the view is the whole file from the displacement on, in order.
   bool is_contiguous() const { return filetype_.is_contiguous(); }
+  // True when pieces of the view's stream overlap in the file (allowed on
+  // files not open for writing): the stream is then not in file order, and
+  // only walking its pieces (file_pieces) is meaningful.
+  bool overlaps() const { return overlaps_; }
 
   // Cursor over the file pieces (absolute file offsets) of the view's byte
   // stream, starting at stream byte `stream_position`. The stream is
@@ -52,6 +70,7 @@ class FileView {
   std::int64_t displacement_ = 0;
   std::int64_t etype_size_ = 1;
   FlatType filetype_;
+  bool overlaps_ = false;
 };
 
 }  // namespace flowio::core

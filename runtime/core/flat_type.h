@@ -15,6 +15,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -39,8 +40,14 @@ struct FlatNode {
   std::int64_t true_lb = 0;  // lowest data address (0 when size is 0)
   std::int64_t true_ub = 0;  // one past the highest data address
   // True when the pieces never decrease in address and never overlap, which
-  // MPI requires of etypes and filetypes.
+  // MPI requires of etypes and filetypes of files opened for writing.
   bool monotone = true;
+  // True when the pieces' start addresses never decrease (they may
+  // overlap), which MPI requires of every etype and filetype.
+  bool ordered = true;
+  // Start address of the last piece (0 when size is 0): with true_lb, what
+  // tells whether copies of the node placed one after another stay ordered.
+  std::int64_t last_start = 0;
   std::int64_t repeat = 1;
   std::int64_t repeat_stride = 0;
   std::vector<FlatBlock> blocks;
@@ -84,6 +91,9 @@ class FlatType {
   // True when the pieces of any number of consecutive copies never
   // decrease in address and never overlap.
   bool tiles_monotonically() const;
+  // True when the start addresses of the pieces of any number of
+  // consecutive copies never decrease (pieces may overlap).
+  bool tiles_in_order() const;
   // Distinct nodes of the tree and the blocks they hold (a child shared by
   // several blocks counts once): the memory the flattened form costs, for
   // benchmarks and tests of compactness.
@@ -101,10 +111,27 @@ class FlatType {
 
 // Flattens any MPI datatype (committed or not): named types, contiguous,
 // vector, hvector, indexed, hindexed, indexed_block, hindexed_block, struct,
-// subarray (both orders), darray, resized, dup, and any nesting. Throws
+// subarray (both orders), darray, resized, dup, and any nesting, made by the
+// classic constructors or by MPI-4's large-count (_c) ones. Throws
 // UsageError(invalid_datatype) for MPI_DATATYPE_NULL or a combiner it does
 // not know. Cost: proportional to the number of explicitly listed blocks,
 // independent of vector counts.
 FlatType flatten(MPI_Datatype type);
+
+// The bytes one element of a predefined datatype takes in a file of some
+// data representation (for a value-index pair such as MPI_DOUBLE_INT,
+// asked for each of its two parts).
+using FileExtentOf = std::function<std::int64_t(MPI_Datatype predefined)>;
+
+// Flattens `type` as its data lies in a file whose data representation
+// stores each predefined type in file_extent(type) bytes, packed (MPI 4.1,
+// 14.5.1): displacements that constructors count in elements (contiguous,
+// vector, indexed, indexed_block, subarray, darray) scale with the file
+// extents; byte displacements (hvector, hindexed, struct, resized bounds)
+// are taken as they are; bounds are the lowest and highest bounds of the
+// typemap, without alignment padding. With file extents equal to the
+// native sizes this is flatten(type) except for that padding. Throws as
+// flatten() does.
+FlatType flatten_in_representation(MPI_Datatype type, const FileExtentOf& file_extent);
 
 }  // namespace flowio::core

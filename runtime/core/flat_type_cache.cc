@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "flowio/error.h"
+#include "runtime/core/type_arguments.h"
 
 namespace flowio::core {
 namespace {
@@ -25,13 +26,6 @@ int cache_keyval() {
     return created;
   }();
   return keyval;
-}
-
-bool is_named(MPI_Datatype type) {
-  int integers = 0, addresses = 0, datatypes = 0, combiner = 0;
-  check_mpi(MPI_Type_get_envelope(type, &integers, &addresses, &datatypes, &combiner),
-            "MPI_Type_get_envelope");
-  return combiner == MPI_COMBINER_NAMED;
 }
 
 }  // namespace

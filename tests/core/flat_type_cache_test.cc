@@ -11,8 +11,8 @@
 
 namespace {
 
-using flowio::core::FlatType;
 using flowio::core::flatten_cached;
+using flowio::core::FlatType;
 
 MPI_Datatype committed_vector(int count, int stride) {
   MPI_Datatype type;

@@ -28,6 +28,10 @@ enum class ErrorCode {
   io,                   // MPI_ERR_IO
   unsupported,          // MPI_ERR_UNSUPPORTED_OPERATION
   mpi,                  // an MPI call failed; mpi_code() has its code
+  unsupported_representation,  // MPI_ERR_UNSUPPORTED_DATAREP: no such data representation
+  duplicate_representation,    // MPI_ERR_DUP_DATAREP: the name is registered already
+  conversion,                  // MPI_ERR_CONVERSION: data cannot be converted
+  not_same,                    // MPI_ERR_NOT_SAME: processes passed different arguments
 };
 
 // Human-readable name of a code, e.g. "invalid_datatype".

@@ -77,9 +77,19 @@ class File {
   // Collective. Sets the view: `displacement` bytes from the file's start,
   // then `filetype` tiled without end; offsets count `etype`s. Resets the
   // file pointer to 0. Throws UsageError on every process when the view is
-  // invalid on any (see MPI 4.0, 14.3).
+  // invalid on any (see MPI 4.1, 14.3): its pieces must never decrease,
+  // and on a file open for writing never overlap. `representation` names
+  // the data representation (flowio/data_representation.h); in one other
+  // than native the view is laid out in the file's sizes and data is
+  // converted on its way. Throws UsageError(unsupported_representation) for
+  // an unknown name.
   void set_view(MPI_Offset displacement, MPI_Datatype etype, MPI_Datatype filetype,
-                const Hints& hints = {});
+                const Hints& hints = {}, const std::string& representation = "native");
+  // The view's data representation ("native" until set_view says otherwise).
+  const std::string& representation() const;
+  // The extent `datatype` has in the file under the view's representation
+  // (MPI_File_get_type_extent): its memory extent when native.
+  MPI_Count type_extent(MPI_Datatype datatype) const;
 
   // Independent, nonblocking data access. `buffer` holds `count` copies of
   // `datatype` and is borrowed until the returned Future is ready. The

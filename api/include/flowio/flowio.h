@@ -2,6 +2,7 @@
 // brings in the whole public API.
 #pragma once
 
+#include "flowio/data_representation.h"
 #include "flowio/error.h"
 #include "flowio/file.h"
 #include "flowio/future.h"

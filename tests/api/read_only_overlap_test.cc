@@ -1,0 +1,72 @@
+// Views whose pieces overlap, on files opened read-only (MPI 4.1, 14.3):
+// every read call, from any place in a tile, returns the view's stream in
+// typemap order, collective ones included (which take this process's data
+// independently while the collective protocol runs).
+#include <doctest/doctest.h>
+#include <mpi.h>
+
+#include <vector>
+
+#include "flowio/flowio.h"
+#include "tests/api/test_paths.h"
+
+namespace {
+
+int world_rank() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+// Stream element k of a view of the ints [0, 12) then [4, 8) tiled by 12
+// bytes from int `first`.
+int expected(int first, int k) { return first + 3 * (k / 4) + (k % 4 == 3 ? 1 : k % 4); }
+
+}  // namespace
+
+// Reads from inside a tile, independent and collective, blocking and not;
+// the same view on a file open for writing is refused.
+TEST_CASE("Api.ReadOnlyOverlap.ReadsFollowTheTypemap") {
+  const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, "read_only_overlap");
+  const int rank = world_rank();
+  constexpr int kInts = 200;
+  {
+    flowio::File file =
+        flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::wronly);
+    std::vector<int> mine(kInts);
+    for (int i = 0; i < kInts; ++i) mine[static_cast<std::size_t>(i)] = rank * kInts + i;
+    file.write_at_all(rank * kInts * sizeof(int), mine.data(), kInts, MPI_INT);
+    file.close();
+  }
+  const int lengths[] = {3, 1};
+  const int displacements[] = {0, 1};
+  MPI_Datatype overlap;
+  MPI_Type_indexed(2, lengths, displacements, MPI_INT, &overlap);
+  MPI_Type_commit(&overlap);
+  {
+    flowio::File file = flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::rdwr);
+    CHECK_THROWS_AS(file.set_view(0, MPI_INT, overlap), flowio::UsageError);
+    file.close();
+  }
+  flowio::File file =
+      flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::rdonly, {{"romio_cb_read", "enable"}});
+  const int first = rank * kInts;
+  file.set_view(first * sizeof(int), MPI_INT, overlap);
+  for (int offset : {0, 1, 2, 3, 6, 13}) {
+    CAPTURE(offset);
+    std::vector<int> got(25, -1);
+    CHECK(file.read_at(offset, got.data(), 25, MPI_INT) == 25 * sizeof(int));
+    std::vector<int> collective(25, -1);
+    CHECK(file.read_at_all(offset, collective.data(), 25, MPI_INT) == 25 * sizeof(int));
+    std::vector<int> nonblocking(25, -1);
+    CHECK(file.iread_at_all(offset, nonblocking.data(), 25, MPI_INT).get() == 25 * sizeof(int));
+    for (int k = 0; k < 25; ++k) {
+      const auto i = static_cast<std::size_t>(k);
+      CHECK(got[i] == expected(first, offset + k));
+      CHECK(collective[i] == expected(first, offset + k));
+      CHECK(nonblocking[i] == expected(first, offset + k));
+    }
+  }
+  file.close();
+  MPI_Type_free(&overlap);
+}
