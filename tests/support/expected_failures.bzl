@@ -1,0 +1,26 @@
+"""The tests known to fail today, each with the work it waits for.
+
+Keyed by the test's Bazel label (without the _<N>ranks suffix), then by
+doctest test case (or, for the MPI-IO programs, by the case argument).
+mpi_test and mpiio_layer_only_test run each listed case as a test of its
+own through expected_failure.sh: it passes while the case fails (its log
+says "flowio-test: EXPECTED FAILURE"), and fails once the case passes,
+asking for its entry to be removed here. tools/test.sh counts these apart
+from passes. Remove an entry when the work it names lands; never add one to
+hide a failure that has no owner.
+"""
+
+# Issue 15, item 1 (error agreement in every stage) and item 4 (bad
+# arguments on one rank of a collective call): both wait for the collective
+# engine's summary gather at the start of every call (the lead's
+# restructuring of runtime/collective_operation.cc).
+_ENGINE = "waits for the collective engine (issue 15): "
+
+EXPECTED_FAILURES = {
+    "//tests/api:fault_test": {
+        "Api.Fault.ShortReadNeverInventsData.TwoPhase": "waits for a fix in the collective " +
+            "read (runtime/collective_operation.cc, read_window): an aggregator whose read " +
+            "comes back short sends the bytes up to the file's size (fstat) instead of up to " +
+            "what it read, so clients get zeros counted as data",
+    },
+}
