@@ -20,6 +20,7 @@
 #include "runtime/collective_operation.h"
 #include "runtime/collective_settings.h"
 #include "runtime/core/access.h"
+#include "runtime/core/datatype_checks.h"
 #include "runtime/core/file_view.h"
 #include "runtime/core/flat_type.h"
 #include "runtime/core/flat_type_cache.h"
@@ -53,6 +54,51 @@ int open_flags(Mode mode, bool creating) {
   if (creating && has(mode, Mode::create)) flags |= O_CREAT;
   if (creating && has(mode, Mode::excl)) flags |= O_EXCL;
   return flags;
+}
+
+// Collective: whether `value` is the same on every process of `comm`
+// (every process learns the answer). Also a barrier.
+bool same_everywhere(MPI_Comm comm, std::int64_t value) {
+  const std::int64_t mine[2] = {value, -value};
+  std::int64_t least[2] = {0, 0};
+  check_mpi(MPI_Allreduce(mine, least, 2, MPI_INT64_T, MPI_MIN, comm), "MPI_Allreduce");
+  return least[0] == -least[1];
+}
+
+void require_same(bool same, const std::string& what) {
+  if (!same) {
+    throw UsageError(ErrorCode::not_same,
+                     what + " differs between processes (MPI requires the same on all)");
+  }
+}
+
+// Parses the hints collective operations use, for both directions, so that
+// a value flowio cannot use fails the call that gives it (open, set_view,
+// set_hints) rather than a later data call. Throws UsageError(invalid_hint).
+void check_hints(const Hints& hints, int ranks) {
+  runtime::CollectiveSettings::from_hints(hints, ranks, true);
+  runtime::CollectiveSettings::from_hints(hints, ranks, false);
+}
+
+// The storage hints, which only open reads.
+io::BackendKind backend_kind_of(const Hints& hints) {
+  const auto requested = hints.find("flowio_io_backend");
+  if (requested == hints.end()) return io::BackendKind::automatic;
+  try {
+    return io::parse_backend_kind(requested->second);
+  } catch (const UsageError& error) {
+    throw UsageError(ErrorCode::invalid_hint,
+                     std::string("hint flowio_io_backend: ") + error.what());
+  }
+}
+
+bool direct_io_asked(const Hints& hints) {
+  const auto direct = hints.find("flowio_direct_io");
+  if (direct == hints.end() || direct->second == "disable") return false;
+  if (direct->second == "enable") return true;
+  throw UsageError(
+      ErrorCode::invalid_hint,
+      "hint flowio_direct_io: expected enable or disable, got \"" + direct->second + "\"");
 }
 
 }  // namespace
@@ -178,8 +224,10 @@ void File::Impl::open_direct() {
   backend = std::make_unique<io::DirectIoBackend>(std::move(backend), fd.get(), direct_fd.get());
 }
 
+// The arguments are checked after the first collective step, and agreed
+// on, so that a bad mode or hint on one process fails the call on every
+// process instead of leaving the others waiting.
 File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& hints) {
-  validate_mode(mode);
   if (comm == MPI_COMM_NULL) throw UsageError(ErrorCode::invalid_argument, "open: MPI_COMM_NULL");
   auto impl = std::make_unique<Impl>();
   impl->engine = runtime::Engine::acquire();
@@ -188,12 +236,18 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
   impl->path = path;
   impl->mode = mode;
   impl->hints = hints;
+  MPI_Comm_size(impl->comm, &impl->ranks);
 
+  // Each check is agreed on before the next, so that every process
+  // reports the same failure.
+  runtime::run_collectively(impl->comm, "open", [&] { validate_mode(mode); });
+  require_same(same_everywhere(impl->comm, static_cast<std::int64_t>(mode)),
+               "open: the access mode");
+  bool direct_io = false;
   runtime::run_collectively(impl->comm, "open", [&] {
-    const auto requested = hints.find("flowio_io_backend");
-    impl->backend = io::make_storage_backend(requested == hints.end()
-                                                 ? io::BackendKind::automatic
-                                                 : io::parse_backend_kind(requested->second));
+    check_hints(hints, impl->ranks);
+    direct_io = direct_io_asked(hints);
+    impl->backend = io::make_storage_backend(backend_kind_of(hints));
     impl->hints["flowio_io_backend"] = impl->backend->name();
   });
   // Rank 0 creates the file alone, so that Mode::excl fails on one
@@ -205,11 +259,7 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
     if (impl->rank != 0) impl->fd = io::FileDescriptor::open(path, open_flags(mode, false));
   });
   if (has(mode, Mode::append)) impl->pointer = impl->fd.size();
-  if (const auto direct = hints.find("flowio_direct_io");
-      direct != hints.end() && direct->second == "enable") {
-    impl->open_direct();
-  }
-  MPI_Comm_size(impl->comm, &impl->ranks);
+  if (direct_io) impl->open_direct();
   impl->collective = std::make_unique<runtime::CollectiveContext>(impl->comm, impl->fd,
                                                                   *impl->backend, *impl->engine);
   return File(std::move(impl));
@@ -236,8 +286,17 @@ void File::set_view(MPI_Offset displacement, MPI_Datatype etype, MPI_Datatype fi
   file.wait_idle();
   std::shared_ptr<const core::FileView> view;
   runtime::run_collectively(file.comm, "set_view", [&] {
+    core::require_committed(etype, "set_view: the etype");
+    core::require_committed(filetype, "set_view: the filetype");
     view = std::make_shared<core::FileView>(displacement, etype, filetype);
+    Hints merged = file.hints;
+    for (const auto& [key, value] : hints) merged[key] = value;
+    check_hints(merged, file.ranks);
   });
+  // MPI requires the same etype extent everywhere (MPI 4.0, 14.3); only
+  // valid views get this far, so every process takes part, and every one
+  // learns the same answer.
+  require_same(same_everywhere(file.comm, view->etype_size()), "set_view: the etype size");
   file.view = std::move(view);
   file.pointer = 0;
   file.merge_hints(hints);
@@ -246,6 +305,11 @@ void File::set_view(MPI_Offset displacement, MPI_Datatype etype, MPI_Datatype fi
 void File::set_hints(const Hints& hints) {
   Impl& file = impl();
   file.wait_idle();
+  runtime::run_collectively(file.comm, "set_hints", [&] {
+    Hints merged = file.hints;
+    for (const auto& [key, value] : hints) merged[key] = value;
+    check_hints(merged, file.ranks);
+  });
   file.merge_hints(hints);
 }
 
@@ -264,12 +328,26 @@ File::Impl::Transfer File::Impl::prepare_transfer(bool writing, MPI_Offset offse
   if (offset < 0) {
     throw UsageError(ErrorCode::invalid_argument, std::string(operation) + ": negative offset");
   }
-  if (buffer == nullptr && count > 0) {
-    throw UsageError(ErrorCode::invalid_argument, std::string(operation) + ": null buffer");
-  }
+  core::require_committed(datatype, operation);
   Transfer transfer;
   transfer.memory_type = core::flatten_cached(datatype);
-  const std::int64_t bytes = transfer.memory_type->size() * count;
+  const core::FlatType& type = *transfer.memory_type;
+  std::int64_t bytes = 0;
+  std::int64_t span = 0;
+  if (__builtin_mul_overflow(type.size(), count, &bytes) ||
+      (count > 0 && __builtin_mul_overflow(type.extent(), count - 1, &span))) {
+    throw UsageError(ErrorCode::invalid_count, std::string(operation) + ": " +
+                                                   std::to_string(count) +
+                                                   " copies of the datatype overflow 64 bits");
+  }
+  // A null buffer is MPI_BOTTOM: valid with a datatype of absolute
+  // addresses, whose data lies far above the first page; data in the
+  // first page is a null buffer passed by mistake.
+  constexpr std::int64_t kFirstPage = 4096;
+  if (buffer == nullptr && bytes > 0 && type.true_lb() < kFirstPage) {
+    throw UsageError(ErrorCode::invalid_buffer, std::string(operation) + ": null buffer for " +
+                                                    std::to_string(bytes) + " bytes of data");
+  }
   if (bytes % view->etype_size() != 0) {
     throw UsageError(ErrorCode::invalid_datatype,
                      std::string(operation) + ": " + std::to_string(bytes) +
@@ -462,11 +540,15 @@ void check_size_argument(MPI_Offset bytes, Mode mode, const char* operation) {
 
 // Size changes are made once, by rank 0, after every process has finished
 // what it did before the call, so that none of it sees the change early.
+// The arguments are agreed on first, so that a bad one on any process
+// fails the call everywhere and changes nothing; the size must be the same
+// on every process (MPI 4.0, 14.2.6).
 void File::set_size(MPI_Offset bytes) {
   Impl& file = impl();
-  check_size_argument(bytes, file.mode, "set_size");
   file.wait_idle();
-  check_mpi(MPI_Barrier(file.comm), "MPI_Barrier");
+  runtime::run_collectively(file.comm, "set_size",
+                            [&] { check_size_argument(bytes, file.mode, "set_size"); });
+  require_same(same_everywhere(file.comm, bytes), "set_size: the size");
   runtime::run_collectively(file.comm, "set_size", [&] {
     if (file.rank == 0) file.fd.truncate(bytes);
   });
@@ -474,9 +556,10 @@ void File::set_size(MPI_Offset bytes) {
 
 void File::preallocate(MPI_Offset bytes) {
   Impl& file = impl();
-  check_size_argument(bytes, file.mode, "preallocate");
   file.wait_idle();
-  check_mpi(MPI_Barrier(file.comm), "MPI_Barrier");
+  runtime::run_collectively(file.comm, "preallocate",
+                            [&] { check_size_argument(bytes, file.mode, "preallocate"); });
+  require_same(same_everywhere(file.comm, bytes), "preallocate: the size");
   runtime::run_collectively(file.comm, "preallocate", [&] {
     if (file.rank == 0) file.fd.preallocate(bytes);
   });

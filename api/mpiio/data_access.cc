@@ -3,16 +3,17 @@
 #include <memory>
 #include <string>
 
-#include "api/mpiio/datatype_checks.h"
 #include "api/mpiio/layer_file.h"
 #include "flowio/error.h"
+#include "runtime/core/datatype_checks.h"
 
 namespace flowio::mpiio {
 namespace {
 
+// The bytes the call asks for; check_arguments has made sure they fit.
 std::size_t asked_bytes(const DataCall& call) {
-  int type_size = 0;
-  MPI_Type_size(call.datatype, &type_size);
+  MPI_Count type_size = 0;
+  MPI_Type_size_x(call.datatype, &type_size);
   return static_cast<std::size_t>(type_size) * static_cast<std::size_t>(call.count);
 }
 
@@ -29,11 +30,25 @@ MPI_Offset etypes_of(const LayerFile& file, const DataCall& call) {
   return bytes / etype;
 }
 
-void check_arguments(const DataCall& call) {
-  require_committed(call.datatype, "the datatype");
+void check_arguments(const LayerFile& file, const DataCall& call) {
+  core::require_committed(call.datatype, "the datatype");
   if (call.count < 0) throw UsageError(ErrorCode::invalid_count, "negative count");
   if (call.position == Position::explicit_offset && call.offset < 0) {
     throw UsageError(ErrorCode::invalid_argument, "negative offset");
+  }
+  MPI_Count type_size = 0;
+  MPI_Type_size_x(call.datatype, &type_size);
+  MPI_Count bytes = 0;
+  if (__builtin_mul_overflow(type_size, call.count, &bytes)) {
+    throw UsageError(ErrorCode::invalid_count, "count times the datatype's size overflows");
+  }
+  // ROMIO's class for a part of an etype is MPI_ERR_IO (flowio's own is
+  // invalid_datatype): programs that test it see the same here.
+  if (bytes % file.etype_size() != 0) {
+    throw IoError(ErrorCode::io,
+                  std::to_string(bytes) + " bytes is not a whole number of etypes of " +
+                      std::to_string(file.etype_size()) + " bytes",
+                  0);
   }
 }
 
@@ -73,7 +88,7 @@ struct Resolved {
 };
 
 Resolved resolve(LayerFile& file, const DataCall& call) {
-  check_arguments(call);
+  check_arguments(file, call);
   if (call.position == Position::shared_pointer) {
     return {Position::explicit_offset, claim_shared(file, call)};
   }

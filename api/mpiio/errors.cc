@@ -17,6 +17,9 @@ int class_of(ErrorCode code) {
     case ErrorCode::invalid_argument: return MPI_ERR_ARG;
     case ErrorCode::invalid_count: return MPI_ERR_COUNT;
     case ErrorCode::invalid_datatype: return MPI_ERR_TYPE;
+    case ErrorCode::invalid_buffer: return MPI_ERR_BUFFER;
+    case ErrorCode::invalid_hint: return MPI_ERR_INFO_VALUE;
+    case ErrorCode::not_same: return MPI_ERR_NOT_SAME;
     case ErrorCode::invalid_access_mode: return MPI_ERR_AMODE;
     case ErrorCode::read_only: return MPI_ERR_READ_ONLY;
     case ErrorCode::file_closed: return MPI_ERR_FILE;

@@ -11,13 +11,14 @@
 #include <string>
 
 #include "api/mpiio/activation.h"
-#include "api/mpiio/datatype_checks.h"
 #include "api/mpiio/errors.h"
 #include "api/mpiio/info_hints.h"
 #include "api/mpiio/layer_file.h"
 #include "api/mpiio/serve.h"
 #include "flowio/error.h"
 #include "flowio/file.h"
+#include "runtime/collective_error.h"
+#include "runtime/core/datatype_checks.h"
 
 namespace flowio::mpiio {
 namespace {
@@ -60,8 +61,12 @@ int open_file(MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI
   int inter = 0;
   MPI_Comm_test_inter(comm, &inter);
   if (inter) return fail_without_file(MPI_ERR_COMM, "MPI_File_open: an intercommunicator");
-  if (filename == nullptr) return fail_without_file(MPI_ERR_ARG, "MPI_File_open: no file name");
   try {
+    // Agreed on, so that a process without a name fails the call on every
+    // process instead of leaving the others waiting in the open.
+    runtime::run_collectively(comm, "MPI_File_open", [&] {
+      if (filename == nullptr) throw UsageError(ErrorCode::invalid_argument, "no file name");
+    });
     auto file = std::make_unique<LayerFile>();
     file->file = File::open(comm, strip_file_system_prefix(filename), mode_of(amode),
                             hints_from_info(info));
@@ -131,8 +136,8 @@ void check_view_arguments(MPI_Offset disp, MPI_Datatype etype, MPI_Datatype file
   if (etype == MPI_DATATYPE_NULL || filetype == MPI_DATATYPE_NULL) {
     throw UsageError(ErrorCode::invalid_argument, "MPI_File_set_view: MPI_DATATYPE_NULL");
   }
-  require_committed(etype, "MPI_File_set_view: the etype");
-  require_committed(filetype, "MPI_File_set_view: the filetype");
+  core::require_committed(etype, "MPI_File_set_view: the etype");
+  core::require_committed(filetype, "MPI_File_set_view: the filetype");
   if (disp == MPI_DISPLACEMENT_CURRENT) {
     throw UsageError(ErrorCode::unsupported,
                      "MPI_File_set_view: MPI_DISPLACEMENT_CURRENT (sequential mode) is not supported");
@@ -152,25 +157,13 @@ void check_view_arguments(MPI_Offset disp, MPI_Datatype etype, MPI_Datatype file
 // whole number of etypes is MPI_ERR_ARG; a filetype with negative or
 // decreasing displacements is MPI_ERR_IO. The argument checks are agreed
 // on before the collective part, so a bad view on one process fails the
-// call on every process instead of leaving the others waiting.
+// call on every process, with that process's error class, instead of
+// leaving the others waiting.
 void set_view(LayerFile& file, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
               const char* datarep, MPI_Info info) {
   no_split_pending(file, "MPI_File_set_view");
-  std::exception_ptr bad_arguments;
-  try {
-    check_view_arguments(disp, etype, filetype);
-  } catch (const UsageError&) {
-    bad_arguments = std::current_exception();
-  }
-  const int mine = bad_arguments ? 1 : 0;
-  int anyone = 0;
-  check_mpi(MPI_Allreduce(&mine, &anyone, 1, MPI_INT, MPI_MAX, file.file.communicator()),
-            "MPI_Allreduce");
-  if (bad_arguments) std::rethrow_exception(bad_arguments);
-  if (anyone != 0) {
-    throw UsageError(ErrorCode::invalid_argument,
-                     "MPI_File_set_view: another process passed an invalid view");
-  }
+  runtime::run_collectively(file.file.communicator(), "MPI_File_set_view",
+                            [&] { check_view_arguments(disp, etype, filetype); });
   try {
     file.file.set_view(disp, etype, filetype, hints_from_info(info));
   } catch (const UsageError& error) {
@@ -324,7 +317,7 @@ int MPI_File_get_position_shared(MPI_File fh, MPI_Offset* offset) {
 int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint* extent) {
   if (forwarding()) return PMPI_File_get_type_extent(fh, datatype, extent);
   return serve(fh, [&](LayerFile&) {
-    require_committed(datatype, "MPI_File_get_type_extent: the datatype");
+    core::require_committed(datatype, "MPI_File_get_type_extent: the datatype");
     MPI_Aint lower_bound = 0;
     check_mpi(MPI_Type_get_extent(datatype, &lower_bound, extent), "MPI_Type_get_extent");
   });
@@ -333,7 +326,7 @@ int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint* exten
 int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count* extent) {
   if (forwarding()) return PMPI_File_get_type_extent_c(fh, datatype, extent);
   return serve(fh, [&](LayerFile&) {
-    require_committed(datatype, "MPI_File_get_type_extent_c: the datatype");
+    core::require_committed(datatype, "MPI_File_get_type_extent_c: the datatype");
     MPI_Count lower_bound = 0;
     check_mpi(MPI_Type_get_extent_x(datatype, &lower_bound, extent), "MPI_Type_get_extent_x");
   });

@@ -8,14 +8,15 @@ _RUN_DATA = [
     "//tests/support:sanitizer_mpiexec_args.sh",
 ]
 
-def mpi_test(name, srcs, deps = [], ranks = [1, 2, 4], args = [], env_by_ranks = {}, size = "medium", tags = []):
+def mpi_test(name, srcs, deps = [], ranks = [1, 2, 4], args = [], env_by_ranks = {}, size = "medium", tags = [], expected_failure_ranks = None):
     """Builds `name`_bin and a test `name`_<N>ranks for each N in `ranks`.
 
     Every test runs the same binary under mpiexec with N ranks; the job
     fails when any rank fails. env_by_ranks maps a rank count to extra
     environment variables for that test. Test cases listed for this test in
     expected_failures.bzl are left out of `name`_<N>ranks and run each as
-    `name`_xfail_<case>_<N>ranks through expected_failure.sh.
+    `name`_xfail_<case>_<N>ranks through expected_failure.sh, for each N in
+    expected_failure_ranks (default: `ranks`).
     """
     cc_binary(
         name = name + "_bin",
@@ -35,6 +36,8 @@ def mpi_test(name, srcs, deps = [], ranks = [1, 2, 4], args = [], env_by_ranks =
             size = size,
             tags = tags + ["mpi"],
         )
+        if expected_failure_ranks != None and n not in expected_failure_ranks:
+            continue
         for case, reason in expected.items():
             native.sh_test(
                 name = "%s_xfail_%s_%dranks" % (name, case.replace(".", "_"), n),
