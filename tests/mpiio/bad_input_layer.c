@@ -16,21 +16,6 @@
 
 #include <time.h>
 
-/* Which cases run (set from argv). */
-static const char* only_case = NULL;
-static const char* skipped_cases = "";
-
-static int should_run(const char* name) {
-  if (only_case != NULL) return strcmp(only_case, name) == 0;
-  const size_t length = strlen(name);
-  for (const char* at = strstr(skipped_cases, name); at != NULL; at = strstr(at + 1, name)) {
-    const int starts = at == skipped_cases || at[-1] == ',';
-    const int ends = at[length] == '\0' || at[length] == ',';
-    if (starts && ends) return 0;
-  }
-  return 1;
-}
-
 /* Collective: every rank's error class for `code` must be `expected`;
  * rank 0 prints them. */
 static void expect_class(const char* label, int code, int expected) {
@@ -120,10 +105,10 @@ static void independent_arguments(void) {
 static void nonsense_hints(void) {
   t_doing("nonsense hints");
   static const char* const hints[][2] = {
-      {"cb_buffer_size", "-5"},          {"cb_buffer_size", "abc"},
-      {"cb_buffer_size", "0"},           {"cb_buffer_size", "99999999999999999999"},
-      {"cb_nodes", "-1"},                {"striping_unit", "-1"},
-      {"romio_cb_write", "maybe"},       {"flowio_buffers_in_flight", "99999999999"},
+      {"cb_buffer_size", "-5"},    {"cb_buffer_size", "abc"},
+      {"cb_buffer_size", "0"},     {"cb_buffer_size", "99999999999999999999"},
+      {"cb_nodes", "-1"},          {"striping_unit", "-1"},
+      {"romio_cb_write", "maybe"}, {"flowio_buffers_in_flight", "99999999999"},
   };
   for (size_t i = 0; i < sizeof hints / sizeof hints[0]; ++i) {
     char label[128];
@@ -154,18 +139,17 @@ static void one_rank_bad(void) {
   check_usable(fh);
   MPI_Datatype uncommitted;
   MPI_Type_contiguous(2, MPI_INT, &uncommitted);
-  expect_class("set_view: uncommitted filetype on the last rank",
-               MPI_File_set_view(fh, 0, MPI_INT, bad ? uncommitted : MPI_INT, "native",
-                                 MPI_INFO_NULL),
-               MPI_ERR_TYPE);
+  expect_class(
+      "set_view: uncommitted filetype on the last rank",
+      MPI_File_set_view(fh, 0, MPI_INT, bad ? uncommitted : MPI_INT, "native", MPI_INFO_NULL),
+      MPI_ERR_TYPE);
   MPI_Type_free(&uncommitted);
-  expect_class("set_size: -1 on the last rank", MPI_File_set_size(fh, bad ? -1 : 64),
-               MPI_ERR_ARG);
+  expect_class("set_size: -1 on the last rank", MPI_File_set_size(fh, bad ? -1 : 64), MPI_ERR_ARG);
   expect_class("preallocate: -1 on the last rank", MPI_File_preallocate(fh, bad ? -1 : 64),
                MPI_ERR_ARG);
   if (t_nranks > 1) {
-    expect_class("set_size: another size on the last rank",
-                 MPI_File_set_size(fh, bad ? 32 : 64), MPI_ERR_NOT_SAME);
+    expect_class("set_size: another size on the last rank", MPI_File_set_size(fh, bad ? 32 : 64),
+                 MPI_ERR_NOT_SAME);
   }
   MPI_Info info;
   MPI_Info_create(&info);
@@ -183,12 +167,12 @@ static void one_rank_bad(void) {
                MPI_File_open(MPI_COMM_WORLD, bad ? NULL : path, MPI_MODE_CREATE | MPI_MODE_RDWR,
                              MPI_INFO_NULL, &opened),
                MPI_ERR_ARG);
-  expect_class("open: RDONLY|WRONLY on the last rank",
-               MPI_File_open(MPI_COMM_WORLD, path,
-                             bad ? MPI_MODE_RDONLY | MPI_MODE_WRONLY
-                                 : MPI_MODE_CREATE | MPI_MODE_RDWR,
-                             MPI_INFO_NULL, &opened),
-               MPI_ERR_AMODE);
+  expect_class(
+      "open: RDONLY|WRONLY on the last rank",
+      MPI_File_open(MPI_COMM_WORLD, path,
+                    bad ? MPI_MODE_RDONLY | MPI_MODE_WRONLY : MPI_MODE_CREATE | MPI_MODE_RDWR,
+                    MPI_INFO_NULL, &opened),
+      MPI_ERR_AMODE);
   CHECK(opened == MPI_FILE_NULL);
 }
 
@@ -226,25 +210,22 @@ static void collective_bad_on_one(const char* label, int bad_count, MPI_Datatype
 
 int main(int argc, char** argv) {
   t_init(&argc, &argv, "bad_input_layer");
-  for (int i = 2; i < argc; ++i) {
-    if (strncmp(argv[i], "--only=", 7) == 0) only_case = argv[i] + 7;
-    if (strncmp(argv[i], "--skip=", 7) == 0) skipped_cases = argv[i] + 7;
-  }
-  if (should_run("IndependentArguments")) independent_arguments();
-  if (should_run("NonsenseHints")) nonsense_hints();
-  if (should_run("OneRankBadInNonDataCollectives")) one_rank_bad();
-  if (should_run("NegativeCountOnOneRank")) {
+  t_select_cases(argc, argv);
+  if (t_should_run("IndependentArguments")) independent_arguments();
+  if (t_should_run("NonsenseHints")) nonsense_hints();
+  if (t_should_run("OneRankBadInNonDataCollectives")) one_rank_bad();
+  if (t_should_run("NegativeCountOnOneRank")) {
     collective_bad_on_one("iwrite_at_all: count -1 on the last rank", -1, MPI_INT, 0,
                           MPI_ERR_COUNT);
   }
-  if (should_run("UncommittedTypeOnOneRank")) {
+  if (t_should_run("UncommittedTypeOnOneRank")) {
     MPI_Datatype uncommitted;
     MPI_Type_contiguous(256, MPI_INT, &uncommitted);
-    collective_bad_on_one("iwrite_at_all: uncommitted datatype on the last rank", 1, uncommitted,
-                          0, MPI_ERR_TYPE);
+    collective_bad_on_one("iwrite_at_all: uncommitted datatype on the last rank", 1, uncommitted, 0,
+                          MPI_ERR_TYPE);
     MPI_Type_free(&uncommitted);
   }
-  if (should_run("ReadWhileOthersWrite")) {
+  if (t_should_run("ReadWhileOthersWrite")) {
     collective_bad_on_one("iread_at_all on the last rank, iwrite_at_all on the others", 256,
                           MPI_INT, 1, MPI_ERR_NOT_SAME);
   }

@@ -41,7 +41,7 @@ def mpiio_layer_test(name, ranks = [2], size = "medium"):
             tags = ["mpi"],
         )
 
-def mpiio_layer_only_test(name, ranks = [2], size = "medium", expected_failure_ranks = None):
+def mpiio_layer_only_test(name, ranks = [2], size = "medium", expected_failure_ranks = None, deps = []):
     """Builds the C program `name`.c and a test `name`_<N>ranks per N.
 
     Each test runs the program on N ranks with the layer preloaded, alone
@@ -56,7 +56,7 @@ def mpiio_layer_only_test(name, ranks = [2], size = "medium", expected_failure_r
         name = name,
         srcs = [name + ".c"],
         copts = ["-std=c11"],
-        deps = [
+        deps = deps + [
             ":mpiio_test",
             "//third_party/system:mpi",
         ],

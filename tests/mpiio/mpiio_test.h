@@ -227,6 +227,30 @@ static inline void t_init(int* argc, char*** argv, const char* program) {
   t_dir = (*argv)[1];
 }
 
+/* Programs made of named cases take, after the output directory,
+ * --only=CASE (run that case alone) or --skip=CASE,CASE (run all others);
+ * set by t_select_cases(), read by t_should_run(). */
+static const char* t_only_case = NULL;
+static const char* t_skipped_cases = "";
+
+static inline void t_select_cases(int argc, char** argv) {
+  for (int i = 2; i < argc; ++i) {
+    if (strncmp(argv[i], "--only=", 7) == 0) t_only_case = argv[i] + 7;
+    if (strncmp(argv[i], "--skip=", 7) == 0) t_skipped_cases = argv[i] + 7;
+  }
+}
+
+static inline int t_should_run(const char* name) {
+  if (t_only_case != NULL) return strcmp(t_only_case, name) == 0;
+  const size_t length = strlen(name);
+  for (const char* at = strstr(t_skipped_cases, name); at != NULL; at = strstr(at + 1, name)) {
+    const int starts = at == t_skipped_cases || at[-1] == ',';
+    const int ends = at[length] == '\0' || at[length] == ',';
+    if (starts && ends) return 0;
+  }
+  return 1;
+}
+
 /* Writes DIR/name into path (a buffer of `size` bytes). */
 static inline void t_path(char* path, size_t size, const char* name) {
   int length = snprintf(path, size, "%s/%s", t_dir, name);

@@ -20,7 +20,20 @@ _ONE_RANK = _ENGINE + "a rank whose arguments are bad fails at the call and skip
             "collective; the others wait for it forever (the summary gather must carry a " + \
             "failed-at-call flag and the error code)"
 
+# Helper "conformance" (issue 16) makes the flattener read large-count
+# types (MPI_Type_get_envelope_c), on its branch (commit f00f053).
+_LARGE_COUNT = "waits for large-count flattening (issue 16, helper conformance): MPI refuses " + \
+               "MPI_Type_get_envelope on a type made by a _c constructor, and the job aborts"
+
 EXPECTED_FAILURES = {
+    "//tests/api:datatype_corners_test": {
+        "Api.DatatypeCorners.LargeCountFiletypes": _LARGE_COUNT,
+        "Api.DatatypeCorners.LargeCountMemoryTypes": _LARGE_COUNT,
+    },
+    "//tests/mpiio:datatype_corners": {
+        "large_count_filetypes": _LARGE_COUNT,
+        "large_count_memory_types": _LARGE_COUNT,
+    },
     "//tests/mpiio:bad_input_layer": {
         "NegativeCountOnOneRank": _ONE_RANK,
         "UncommittedTypeOnOneRank": _ONE_RANK,
