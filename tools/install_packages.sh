@@ -1,7 +1,7 @@
 #!/bin/bash
 # Installs the Debian packages flowio needs, if any is missing.
 set -euo pipefail
-packages=(mpich libmpich-dev libtbb-dev liburing-dev liblzo2-dev doctest-dev bazel-bootstrap python3-matplotlib)
+packages=(mpich libmpich-dev libtbb-dev liburing-dev liblzo2-dev doctest-dev bazel-bootstrap python3-matplotlib strace)
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
