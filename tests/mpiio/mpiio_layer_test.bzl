@@ -41,7 +41,7 @@ def mpiio_layer_test(name, ranks = [2], size = "medium"):
             tags = ["mpi"],
         )
 
-def mpiio_layer_only_test(name, ranks = [2], size = "medium", expected_failure_ranks = None, deps = []):
+def mpiio_layer_only_test(name, ranks = [2], size = "medium", expected_failure_ranks = None, deps = [], tags = []):
     """Builds the C program `name`.c and a test `name`_<N>ranks per N.
 
     Each test runs the program on N ranks with the layer preloaded, alone
@@ -77,7 +77,7 @@ def mpiio_layer_only_test(name, ranks = [2], size = "medium", expected_failure_r
             args = [str(n), "$(location :%s)" % name, "$(location %s)" % _LAYER] + skipped,
             data = data,
             size = size,
-            tags = ["mpi"],
+            tags = tags + ["mpi"],
         )
         if expected_failure_ranks != None and n not in expected_failure_ranks:
             continue
@@ -95,5 +95,5 @@ def mpiio_layer_only_test(name, ranks = [2], size = "medium", expected_failure_r
                 ],
                 data = data + ["run_with_layer.sh"],
                 size = size,
-                tags = ["mpi", "expected_failure"],
+                tags = tags + ["mpi", "expected_failure"],
             )
