@@ -41,7 +41,7 @@ def mpiio_layer_test(name, ranks = [2], size = "medium"):
             tags = ["mpi"],
         )
 
-def mpiio_layer_only_test(name, ranks = [2], size = "medium", expected_failure_ranks = None, deps = [], tags = []):
+def mpiio_layer_only_test(name, ranks = [2], size = "medium", expected_failure_ranks = None, deps = [], tags = [], layer = _LAYER):
     """Builds the C program `name`.c and a test `name`_<N>ranks per N.
 
     Each test runs the program on N ranks with the layer preloaded, alone
@@ -50,7 +50,7 @@ def mpiio_layer_only_test(name, ranks = [2], size = "medium", expected_failure_r
     expected_failures.bzl are skipped there (--skip=...) and run each as
     `name`_xfail_<case>_<N>ranks (--only=<case>) through
     expected_failure.sh, for each N in expected_failure_ranks (default:
-    `ranks`).
+    `ranks`). `layer` is the layer to preload (a test build of it, say).
     """
     cc_binary(
         name = name,
@@ -66,7 +66,7 @@ def mpiio_layer_only_test(name, ranks = [2], size = "medium", expected_failure_r
     skipped = ["--skip=" + ",".join(expected.keys())] if expected else []
     data = [
         ":" + name,
-        _LAYER,
+        layer,
         "//tests/support:lsan_suppressions.txt",
         "//tests/support:sanitizer_mpiexec_args.sh",
     ]
@@ -74,7 +74,7 @@ def mpiio_layer_only_test(name, ranks = [2], size = "medium", expected_failure_r
         native.sh_test(
             name = "%s_%dranks" % (name, n),
             srcs = ["run_with_layer.sh"],
-            args = [str(n), "$(location :%s)" % name, "$(location %s)" % _LAYER] + skipped,
+            args = [str(n), "$(location :%s)" % name, "$(location %s)" % layer] + skipped,
             data = data,
             size = size,
             tags = tags + ["mpi"],
@@ -90,7 +90,7 @@ def mpiio_layer_only_test(name, ranks = [2], size = "medium", expected_failure_r
                     "$(location run_with_layer.sh)",
                     str(n),
                     "$(location :%s)" % name,
-                    "$(location %s)" % _LAYER,
+                    "$(location %s)" % layer,
                     "--only=" + case,
                 ],
                 data = data + ["run_with_layer.sh"],
