@@ -17,7 +17,7 @@
 #include "io/storage_backend.h"
 #include "io/view_transfer.h"
 #include "runtime/collective_error.h"
-#include "runtime/collective_operation.h"
+#include "runtime/collective_context.h"
 #include "runtime/collective_settings.h"
 #include "runtime/core/access.h"
 #include "runtime/core/datatype_checks.h"
@@ -173,20 +173,30 @@ struct File::Impl {
     for (const auto& [key, value] : more) {
       if (key != "flowio_io_backend" && key != "flowio_direct_io") hints[key] = value;
     }
-    settings_for.fill(std::nullopt);
+    settings_for.fill(nullptr);
+    forget_plans();
+  }
+
+  // Compiled collective plans assume the view, the hints and the file's
+  // size as they were: each change drops them (between operations).
+  void forget_plans() {
+    if (collective) collective->forget_plans(collective_settings(true)->plans_kept);
   }
 
   // The collective settings the hints give, parsed once per direction
-  // (until the hints change) rather than at every call.
-  const runtime::CollectiveSettings& collective_settings(bool writing) {
-    std::optional<runtime::CollectiveSettings>& kept = settings_for[writing ? 1 : 0];
+  // (until the hints change) rather than at every call, and shared by the
+  // calls.
+  const std::shared_ptr<const runtime::CollectiveSettings>& collective_settings(bool writing) {
+    std::shared_ptr<const runtime::CollectiveSettings>& kept = settings_for[writing ? 1 : 0];
     if (!kept) {
-      kept = runtime::CollectiveSettings::from_hints(hints, ranks, writing);
-      kept->window_io.file_readable = fd.readable();
+      auto settings = std::make_shared<runtime::CollectiveSettings>(
+          runtime::CollectiveSettings::from_hints(hints, ranks, writing));
+      settings->window_io.file_readable = fd.readable();
+      kept = std::move(settings);
     }
-    return *kept;
+    return kept;
   }
-  std::array<std::optional<runtime::CollectiveSettings>, 2> settings_for;
+  std::array<std::shared_ptr<const runtime::CollectiveSettings>, 2> settings_for;
 
   void begin_operation() {
     std::lock_guard lock(mutex);
@@ -218,7 +228,7 @@ struct File::Impl {
   Future<std::size_t> start_transfer(bool writing, MPI_Offset offset, const void* buffer,
                                      MPI_Count count, MPI_Datatype datatype,
                                      bool advance_pointer = false);
-  // The same, as a collective operation (runtime/collective_operation.h).
+  // The same, as a collective operation (runtime/collective_context.h).
   Future<std::size_t> start_collective(bool writing, MPI_Offset offset, const void* buffer,
                                        MPI_Count count, MPI_Datatype datatype,
                                        bool advance_pointer = false, bool blocking = false);
@@ -255,6 +265,8 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
   auto impl = std::make_unique<Impl>();
   impl->engine = runtime::Engine::acquire();
   check_mpi(MPI_Comm_dup(comm, &impl->comm), "MPI_Comm_dup");
+  // Failures come back as codes, to become exceptions, not abort.
+  MPI_Comm_set_errhandler(impl->comm, MPI_ERRORS_RETURN);
   MPI_Comm_rank(impl->comm, &impl->rank);
   impl->path = path;
   impl->mode = mode;
@@ -285,6 +297,7 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
   if (direct_io) impl->open_direct();
   impl->collective = std::make_unique<runtime::CollectiveContext>(impl->comm, impl->fd,
                                                                   *impl->backend, *impl->engine);
+  impl->forget_plans();
   return File(std::move(impl));
 }
 
@@ -323,6 +336,7 @@ void File::set_view(MPI_Offset displacement, MPI_Datatype etype, MPI_Datatype fi
   file.view = std::move(view);
   file.pointer = 0;
   file.merge_hints(hints);
+  file.forget_plans();
 }
 
 void File::set_hints(const Hints& hints) {
@@ -575,6 +589,7 @@ void File::set_size(MPI_Offset bytes) {
   runtime::run_collectively(file.comm, "set_size", [&] {
     if (file.rank == 0) file.fd.truncate(bytes);
   });
+  file.forget_plans();
 }
 
 void File::preallocate(MPI_Offset bytes) {
@@ -586,6 +601,7 @@ void File::preallocate(MPI_Offset bytes) {
   runtime::run_collectively(file.comm, "preallocate", [&] {
     if (file.rank == 0) file.fd.preallocate(bytes);
   });
+  file.forget_plans();
 }
 
 namespace {
@@ -597,6 +613,7 @@ bool is_known_hint(const std::string& key) {
       "cb_buffer_size",      "cb_nodes",
       "flowio_aggregators",  "flowio_buffers_in_flight",
       "flowio_direct_io",    "flowio_direct_threshold",
+      "flowio_durable",      "flowio_plan_cache",
       "flowio_ds_mapping",   "flowio_ds_threshold",
       "flowio_exchange",     "flowio_io_backend",
       "flowio_realm_policy", "romio_cb_fr_alignment",
@@ -641,6 +658,8 @@ Hints File::hints() const {
   in_force["flowio_ds_threshold"] = std::to_string(writes.window_io.sieve_threshold);
   in_force["flowio_ds_mapping"] = sieving(writes.window_io.mapping);
   in_force["flowio_direct_threshold"] = std::to_string(writes.direct_threshold);
+  in_force["flowio_durable"] = writes.durable ? "enable" : "disable";
+  in_force["flowio_plan_cache"] = std::to_string(writes.plans_kept);
   in_force.try_emplace("flowio_direct_io", "disable");
   return in_force;
 }
