@@ -36,6 +36,12 @@ const char* to_string(ErrorCode code) noexcept {
       return "invalid_count";
     case ErrorCode::invalid_datatype:
       return "invalid_datatype";
+    case ErrorCode::invalid_buffer:
+      return "invalid_buffer";
+    case ErrorCode::invalid_hint:
+      return "invalid_hint";
+    case ErrorCode::not_same:
+      return "not_same";
     case ErrorCode::invalid_access_mode:
       return "invalid_access_mode";
     case ErrorCode::read_only:
@@ -62,8 +68,6 @@ const char* to_string(ErrorCode code) noexcept {
       return "duplicate_representation";
     case ErrorCode::conversion:
       return "conversion";
-    case ErrorCode::not_same:
-      return "not_same";
   }
   return "unknown";
 }

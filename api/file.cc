@@ -27,6 +27,7 @@
 #include "runtime/collective_settings.h"
 #include "runtime/converted_transfer.h"
 #include "runtime/core/access.h"
+#include "runtime/core/datatype_checks.h"
 #include "runtime/core/file_view.h"
 #include "runtime/core/flat_type.h"
 #include "runtime/core/flat_type_cache.h"
@@ -105,6 +106,51 @@ Future<std::size_t> data_after_protocol(Future<std::size_t> protocol, Future<std
   protocol.then([settle](Future<std::size_t> done) { settle(std::move(done), false); });
   data.then([settle](Future<std::size_t> done) { settle(std::move(done), true); });
   return result;
+}
+
+// Collective: whether `value` is the same on every process of `comm`
+// (every process learns the answer). Also a barrier.
+bool same_everywhere(MPI_Comm comm, std::int64_t value) {
+  const std::int64_t mine[2] = {value, -value};
+  std::int64_t least[2] = {0, 0};
+  check_mpi(MPI_Allreduce(mine, least, 2, MPI_INT64_T, MPI_MIN, comm), "MPI_Allreduce");
+  return least[0] == -least[1];
+}
+
+void require_same(bool same, const std::string& what) {
+  if (!same) {
+    throw UsageError(ErrorCode::not_same,
+                     what + " differs between processes (MPI requires the same on all)");
+  }
+}
+
+// Parses the hints collective operations use, for both directions, so that
+// a value flowio cannot use fails the call that gives it (open, set_view,
+// set_hints) rather than a later data call. Throws UsageError(invalid_hint).
+void check_hints(const Hints& hints, int ranks) {
+  runtime::CollectiveSettings::from_hints(hints, ranks, true);
+  runtime::CollectiveSettings::from_hints(hints, ranks, false);
+}
+
+// The storage hints, which only open reads.
+io::BackendKind backend_kind_of(const Hints& hints) {
+  const auto requested = hints.find("flowio_io_backend");
+  if (requested == hints.end()) return io::BackendKind::automatic;
+  try {
+    return io::parse_backend_kind(requested->second);
+  } catch (const UsageError& error) {
+    throw UsageError(ErrorCode::invalid_hint,
+                     std::string("hint flowio_io_backend: ") + error.what());
+  }
+}
+
+bool direct_io_asked(const Hints& hints) {
+  const auto direct = hints.find("flowio_direct_io");
+  if (direct == hints.end() || direct->second == "disable") return false;
+  if (direct->second == "enable") return true;
+  throw UsageError(
+      ErrorCode::invalid_hint,
+      "hint flowio_direct_io: expected enable or disable, got \"" + direct->second + "\"");
 }
 
 // Opens the descriptor flowio reads and writes through. A file the user
@@ -289,7 +335,12 @@ struct File::Impl {
     return core::Access(view, transfer.stream_position,
                         transfer.stream_position + transfer.stream_bytes);
   }
-  // The same, as a collective operation (runtime/collective_context.h).
+  // Starts a collective operation (runtime/collective_context.h).
+  Future<std::size_t> start_request(runtime::CollectiveRequest request);
+  // Takes this process's part in a collective call whose arguments it
+  // refused (File::refuse_collective).
+  void refuse_collective(bool writing, ErrorCode code, bool blocking);
+  // Reads or writes as a collective operation.
   Future<std::size_t> start_collective(bool writing, MPI_Offset offset, const void* buffer,
                                        MPI_Count count, MPI_Datatype datatype,
                                        bool advance_pointer = false, bool blocking = false);
@@ -326,8 +377,10 @@ void File::Impl::open_direct() {
   backend = std::make_unique<io::DirectIoBackend>(std::move(backend), fd.get(), direct_fd.get());
 }
 
+// The arguments are checked after the first collective step, and agreed
+// on, so that a bad mode or hint on one process fails the call on every
+// process instead of leaving the others waiting.
 File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& hints) {
-  validate_mode(mode);
   if (comm == MPI_COMM_NULL) throw UsageError(ErrorCode::invalid_argument, "open: MPI_COMM_NULL");
   auto impl = std::make_unique<Impl>();
   impl->engine = runtime::Engine::acquire();
@@ -335,22 +388,41 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
   // Failures come back as codes, to become exceptions, not abort.
   MPI_Comm_set_errhandler(impl->comm, MPI_ERRORS_RETURN);
   MPI_Comm_rank(impl->comm, &impl->rank);
+  MPI_Comm_size(impl->comm, &impl->ranks);
   impl->path = path;
   impl->mode = mode;
   impl->hints = hints;
 
-  // One agreed step: every process opens at once, creating the file if
-  // asked (O_CREAT without O_EXCL is atomic: one process creates it, the
-  // others open it). With Mode::excl, rank 0 creates the file alone first,
-  // so that an existing file fails on one process and is reported to all;
-  // the others open it in a second step.
+  // One allreduce tells whether any process passed an invalid mode, and
+  // whether every process passed the same one.
+  std::exception_ptr bad_mode;
+  try {
+    validate_mode(mode);
+  } catch (const UsageError&) {
+    bad_mode = std::current_exception();
+  }
+  const auto mode_bits = static_cast<std::int64_t>(mode);
+  const std::int64_t mine[3] = {bad_mode ? -1 : 0, mode_bits, -mode_bits};
+  std::int64_t least[3] = {0, 0, 0};
+  check_mpi(MPI_Allreduce(mine, least, 3, MPI_INT64_T, MPI_MIN, impl->comm), "MPI_Allreduce");
+  if (bad_mode) std::rethrow_exception(bad_mode);
+  if (least[0] < 0) {
+    throw UsageError(ErrorCode::invalid_access_mode,
+                     "open: another process passed an invalid access mode");
+  }
+  require_same(least[1] == -least[2], "open: the access mode");
+  // One agreed step: every process checks the hints, then opens at once,
+  // creating the file if asked (O_CREAT without O_EXCL is atomic: one
+  // process creates it, the others open it). With Mode::excl, rank 0
+  // creates the file alone first, so that an existing file fails on one
+  // process and is reported to all; the others open it in a second step.
   const bool exclusive = has(mode, Mode::create) && has(mode, Mode::excl);
+  bool direct_io = false;
   runtime::run_collectively(impl->comm, "open", [&] {
-    sync::LockSettings::from_hints(hints);  // a bad lock hint fails at open
-    const auto requested = hints.find("flowio_io_backend");
-    impl->backend = io::make_storage_backend(requested == hints.end()
-                                                 ? io::BackendKind::automatic
-                                                 : io::parse_backend_kind(requested->second));
+    check_hints(hints, impl->ranks);
+    sync::LockSettings::from_hints(hints);
+    direct_io = direct_io_asked(hints);
+    impl->backend = io::make_storage_backend(backend_kind_of(hints));
     impl->hints["flowio_io_backend"] = impl->backend->name();
     if (!exclusive || impl->rank == 0) impl->fd = open_descriptor(path, mode, true);
   });
@@ -361,11 +433,7 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
   }
   impl->mapping = std::make_unique<io::FileMapping>(impl->fd.get());
   if (has(mode, Mode::append)) impl->pointer = impl->fd.size();
-  if (const auto direct = hints.find("flowio_direct_io");
-      direct != hints.end() && direct->second == "enable") {
-    impl->open_direct();
-  }
-  MPI_Comm_size(impl->comm, &impl->ranks);
+  if (direct_io) impl->open_direct();
   return File(std::move(impl));
 }
 
@@ -427,12 +495,21 @@ void File::set_view(MPI_Offset displacement, MPI_Datatype etype, MPI_Datatype fi
   std::shared_ptr<const core::FileView> view;
   std::shared_ptr<const exchange::DataRepresentation> chosen;
   runtime::run_collectively(file.comm, "set_view", [&] {
+    core::require_committed(etype, "set_view: the etype");
+    core::require_committed(filetype, "set_view: the filetype");
     chosen = exchange::find_representation(representation);
     core::ViewRules rules;
     if (!chosen->is_native()) rules.file_extent = &chosen->extent_function();
     rules.allow_overlap = has(file.mode, Mode::rdonly);
     view = std::make_shared<core::FileView>(displacement, etype, filetype, rules);
+    Hints merged = file.hints;
+    for (const auto& [key, value] : hints) merged[key] = value;
+    check_hints(merged, file.ranks);
   });
+  // MPI requires the same etype extent everywhere (MPI 4.0, 14.3); only
+  // valid views get this far, so every process takes part, and every one
+  // learns the same answer.
+  require_same(same_everywhere(file.comm, view->etype_size()), "set_view: the etype size");
   file.view = std::move(view);
   file.representation = std::move(chosen);
   file.pointer = 0;
@@ -443,6 +520,11 @@ void File::set_view(MPI_Offset displacement, MPI_Datatype etype, MPI_Datatype fi
 void File::set_hints(const Hints& hints) {
   Impl& file = impl();
   file.wait_idle();
+  runtime::run_collectively(file.comm, "set_hints", [&] {
+    Hints merged = file.hints;
+    for (const auto& [key, value] : hints) merged[key] = value;
+    check_hints(merged, file.ranks);
+  });
   file.merge_hints(hints);
 }
 
@@ -461,9 +543,7 @@ File::Impl::Transfer File::Impl::prepare_transfer(bool writing, MPI_Offset offse
   if (offset < 0) {
     throw UsageError(ErrorCode::invalid_argument, std::string(operation) + ": negative offset");
   }
-  if (buffer == nullptr && count > 0) {
-    throw UsageError(ErrorCode::invalid_argument, std::string(operation) + ": null buffer");
-  }
+  core::require_committed(datatype, operation);
   Transfer transfer;
   // MPI_BYTE, the type of nearly every small call (HDF5 moves bytes), is
   // flattened once per process instead of once per call, and held without
@@ -473,11 +553,27 @@ File::Impl::Transfer File::Impl::prepare_transfer(bool writing, MPI_Offset offse
   static const std::shared_ptr<const core::FlatType> byte_type(
       std::shared_ptr<const core::FlatType>(), &byte_flat);
   transfer.memory_type = datatype == MPI_BYTE ? byte_type : core::flatten_cached(datatype);
+  const core::FlatType& type = *transfer.memory_type;
+  std::int64_t bytes = 0;
+  std::int64_t span = 0;
+  if (__builtin_mul_overflow(type.size(), count, &bytes) ||
+      (count > 0 && __builtin_mul_overflow(type.extent(), count - 1, &span))) {
+    throw UsageError(ErrorCode::invalid_count, std::string(operation) + ": " +
+                                                   std::to_string(count) +
+                                                   " copies of the datatype overflow 64 bits");
+  }
+  // A null buffer is MPI_BOTTOM: valid with a datatype of absolute
+  // addresses, whose data lies far above the first page; data in the
+  // first page is a null buffer passed by mistake.
+  constexpr std::int64_t kFirstPage = 4096;
+  if (buffer == nullptr && bytes > 0 && type.true_lb() < kFirstPage) {
+    throw UsageError(ErrorCode::invalid_buffer, std::string(operation) + ": null buffer for " +
+                                                    std::to_string(bytes) + " bytes of data");
+  }
   transfer.memory =
       core::MemoryLayout{transfer.memory_type.get(), count, reinterpret_cast<std::int64_t>(buffer)};
   // Sizes, offsets and the file pointer count the view's stream, in the
   // representation's bytes.
-  std::int64_t bytes = transfer.memory_type->size() * count;
   if (!representation->is_native()) {
     transfer.conversion = std::make_shared<exchange::StreamConversion>(
         representation, transfer.memory_type, transfer.memory, datatype);
@@ -597,14 +693,27 @@ Future<std::size_t> File::Impl::start_collective(bool writing, MPI_Offset offset
   runtime::CollectiveRequest request;
   request.blocking = blocking;
   request.settings = collective_settings(writing);
-  Transfer transfer = prepare_transfer(writing, offset, buffer, count, datatype, advance_pointer);
   request.writing = writing;
-  request.access = core::Access(view, transfer.stream_position,
-                                transfer.stream_position + transfer.stream_bytes);
-  request.memory_type = std::move(transfer.memory_type);
-  request.memory = transfer.memory;
-  request.conversion = std::move(transfer.conversion);
+  try {
+    Transfer transfer =
+        prepare_transfer(writing, offset, buffer, count, datatype, advance_pointer);
+    request.access = core::Access(view, transfer.stream_position,
+                                  transfer.stream_position + transfer.stream_bytes);
+    request.memory_type = std::move(transfer.memory_type);
+    request.memory = transfer.memory;
+    request.conversion = std::move(transfer.conversion);
+  } catch (const UsageError& error) {
+    // Bad arguments fail this call at once, but the other processes are
+    // in the collective call already: this process still takes part.
+    const std::exception_ptr refusal = std::current_exception();
+    refuse_collective(writing, error.code(), blocking);
+    std::rethrow_exception(refusal);
+  }
   request.atomic = atomic;
+  return start_request(std::move(request));
+}
+
+Future<std::size_t> File::Impl::start_request(runtime::CollectiveRequest request) {
   begin_operation();
   try {
     return runtime::start_collective(collective_context(), std::move(request),
@@ -613,6 +722,23 @@ Future<std::size_t> File::Impl::start_collective(bool writing, MPI_Offset offset
     end_operation();
     throw;
   }
+}
+
+void File::Impl::refuse_collective(bool writing, ErrorCode code, bool blocking) {
+  runtime::CollectiveRequest request;
+  request.blocking = blocking;
+  request.settings = collective_settings(writing);
+  request.writing = writing;
+  request.refused = static_cast<int>(code) + 1;
+  request.memory_type = std::make_shared<const core::FlatType>();
+  request.memory = core::MemoryLayout{request.memory_type.get(), 0, 0};
+  // Its outcome is the refusal, which the caller reports; every process
+  // learns of it from the gather.
+  start_request(std::move(request));
+}
+
+void File::refuse_collective(bool writing, ErrorCode code) {
+  impl().refuse_collective(writing, code, false);
 }
 
 Future<std::size_t> File::Impl::read_overlapping_view(MPI_Offset offset, void* buffer,
@@ -785,12 +911,16 @@ void check_size_argument(MPI_Offset bytes, Mode mode, const char* operation) {
 
 // Size changes are made once, by rank 0, after every process has finished
 // what it did before the call, so that none of it sees the change early.
+// The arguments are agreed on first, so that a bad one on any process
+// fails the call everywhere and changes nothing; the size must be the same
+// on every process (MPI 4.0, 14.2.6).
 void File::set_size(MPI_Offset bytes) {
   Impl& file = impl();
-  check_size_argument(bytes, file.mode, "set_size");
   file.wait_idle();
+  runtime::run_collectively(file.comm, "set_size",
+                            [&] { check_size_argument(bytes, file.mode, "set_size"); });
+  require_same(same_everywhere(file.comm, bytes), "set_size: the size");
   file.mapping->forget();
-  check_mpi(MPI_Barrier(file.comm), "MPI_Barrier");
   runtime::run_collectively(file.comm, "set_size", [&] {
     if (file.rank == 0) file.fd.truncate(bytes);
   });
@@ -799,9 +929,10 @@ void File::set_size(MPI_Offset bytes) {
 
 void File::preallocate(MPI_Offset bytes) {
   Impl& file = impl();
-  check_size_argument(bytes, file.mode, "preallocate");
   file.wait_idle();
-  check_mpi(MPI_Barrier(file.comm), "MPI_Barrier");
+  runtime::run_collectively(file.comm, "preallocate",
+                            [&] { check_size_argument(bytes, file.mode, "preallocate"); });
+  require_same(same_everywhere(file.comm, bytes), "preallocate: the size");
   runtime::run_collectively(file.comm, "preallocate", [&] {
     if (file.rank == 0) file.fd.preallocate(bytes);
   });

@@ -1,5 +1,6 @@
 #include "exchange/access_codec.h"
 
+#include <limits>
 #include <unordered_map>
 
 #include "flowio/error.h"
@@ -97,18 +98,59 @@ std::vector<std::int64_t> encode_pieces(std::span<const core::Piece> pieces) {
   return words;
 }
 
+namespace {
+
+// The largest file offset a decoded access may reach. Far beyond any file,
+// and low enough that sums of two offsets cannot overflow.
+constexpr std::int64_t kLargestOffset = std::numeric_limits<std::int64_t>::max() / 4;
+
+void require(bool condition) {
+  if (!condition) throw_malformed();
+}
+
+// Explicit pieces must be what a client sends: non-empty, at non-negative
+// offsets, in increasing order without overlap, within kLargestOffset.
+core::Access decode_pieces(WordReader& in) {
+  std::vector<core::Piece> pieces(in.next_count(2));
+  std::int64_t end = 0;
+  for (core::Piece& piece : pieces) {
+    piece.offset = in.next();
+    piece.length = in.next();
+    require(piece.offset >= end && piece.length > 0 &&
+            piece.length <= kLargestOffset - piece.offset);
+    end = piece.offset + piece.length;
+  }
+  return core::Access(std::move(pieces));
+}
+
+// A view must be one set_view would have accepted (core::FileView), over a
+// stream range whose file offsets stay below kLargestOffset: the rest of
+// flowio relies on exactly that.
+void check_view(std::int64_t stream_begin, std::int64_t stream_end, std::int64_t displacement,
+                std::int64_t etype_size, const core::FlatType& filetype) {
+  require(stream_begin >= 0 && stream_end >= stream_begin);
+  require(displacement >= 0 && displacement <= kLargestOffset);
+  require(etype_size > 0);
+  if (stream_end == stream_begin) return;
+  const std::int64_t size = filetype.size();
+  require(size > 0 && size % etype_size == 0 && filetype.true_lb() >= 0);
+  require(filetype.root().monotone && filetype.tiles_monotonically());
+  require(filetype.extent() > 0 || stream_end <= size);
+  // The tile of the last byte, and how far into the file it reaches.
+  const std::int64_t tiles = (stream_end - 1) / size;
+  std::int64_t reach = 0;
+  require(!__builtin_mul_overflow(tiles, filetype.extent(), &reach) &&
+          !__builtin_add_overflow(reach, filetype.root().true_ub, &reach) &&
+          !__builtin_add_overflow(reach, displacement, &reach) && reach <= kLargestOffset);
+}
+
+}  // namespace
+
 core::Access decode_access(std::span<const std::int64_t> words) {
   WordReader in(words);
   const std::int64_t kind = in.next();
   if (kind == kEmpty) return core::Access();
-  if (kind == kPieces) {
-    std::vector<core::Piece> pieces(in.next_count(2));
-    for (core::Piece& piece : pieces) {
-      piece.offset = in.next();
-      piece.length = in.next();
-    }
-    return core::Access(std::move(pieces));
-  }
+  if (kind == kPieces) return decode_pieces(in);
   if (kind != kView) throw_malformed();
   const std::int64_t stream_begin = in.next(), stream_end = in.next();
   const std::int64_t displacement = in.next(), etype_size = in.next();
@@ -140,9 +182,10 @@ core::Access decode_access(std::span<const std::int64_t> words) {
     }
     nodes.push_back(core::make_blocks(std::move(blocks), repeat, repeat_stride));
   }
-  if (nodes.empty()) throw_malformed();
-  auto view = std::make_shared<const core::FileView>(displacement, etype_size,
-                                                     core::FlatType(nodes.back(), lb, extent));
+  require(!nodes.empty() && lb >= -kLargestOffset && lb <= kLargestOffset);
+  core::FlatType filetype(nodes.back(), lb, extent);
+  check_view(stream_begin, stream_end, displacement, etype_size, filetype);
+  auto view = std::make_shared<const core::FileView>(displacement, etype_size, std::move(filetype));
   return core::Access(std::move(view), stream_begin, stream_end);
 }
 

@@ -19,8 +19,12 @@ std::vector<std::int64_t> encode_view_access(const core::Access& access);
 // Words encoding an explicit list of pieces.
 std::vector<std::int64_t> encode_pieces(std::span<const core::Piece> pieces);
 
-// Rebuilds an Access from either encoding. Throws MpiError on malformed
-// input (a message that is not an encoding).
+// Rebuilds an Access from either encoding. The words come from another
+// process and are checked as input: an encoding that set_view or a client
+// could not have produced (pieces out of order or overlapping, a filetype
+// that decreases, overlaps or has no data, negative offsets or sizes,
+// offsets past 2^61) throws MpiError or UsageError; nothing is read past
+// `words`.
 core::Access decode_access(std::span<const std::int64_t> words);
 
 }  // namespace flowio::exchange

@@ -1,5 +1,6 @@
 #include "io/storage_backend.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <limits>
 
@@ -25,9 +26,7 @@ BackendKind kind_from_environment() {
   }
 }
 
-}  // namespace
-
-std::unique_ptr<StorageBackend> make_storage_backend(BackendKind kind) {
+std::unique_ptr<StorageBackend> make_unwrapped(BackendKind kind) {
   if (kind == BackendKind::automatic) kind = kind_from_environment();
   switch (kind) {
     case BackendKind::automatic:
@@ -44,6 +43,24 @@ std::unique_ptr<StorageBackend> make_storage_backend(BackendKind kind) {
       return std::make_unique<PosixBackend>();
   }
   throw UsageError(ErrorCode::invalid_argument, "unknown storage backend kind");
+}
+
+// Set once by test-only code before any file is opened; relaxed suffices
+// because that happens before the threads that open files start.
+std::atomic<BackendWrapper> backend_wrapper{nullptr};
+
+}  // namespace
+
+void set_backend_wrapper(BackendWrapper wrapper) noexcept {
+  backend_wrapper.store(wrapper, std::memory_order_relaxed);
+}
+
+std::unique_ptr<StorageBackend> make_storage_backend(BackendKind kind) {
+  std::unique_ptr<StorageBackend> backend = make_unwrapped(kind);
+  if (const BackendWrapper wrapper = backend_wrapper.load(std::memory_order_relaxed)) {
+    return wrapper(std::move(backend));
+  }
+  return backend;
 }
 
 BackendKind parse_backend_kind(const std::string& text) {

@@ -55,6 +55,13 @@ enum class BackendKind { automatic, io_uring, posix };
 // UsageError(unsupported).
 std::unique_ptr<StorageBackend> make_storage_backend(BackendKind kind = BackendKind::automatic);
 
+// A test program's hook around every backend make_storage_backend creates:
+// test-only code (io/fault_injection.h) installs one to inject faults;
+// nothing installs one in a release program. Install it before opening
+// files (it is read without a lock; nullptr removes it).
+using BackendWrapper = std::unique_ptr<StorageBackend> (*)(std::unique_ptr<StorageBackend>);
+void set_backend_wrapper(BackendWrapper wrapper) noexcept;
+
 // Parses a hint value: "auto", "io_uring" or "posix". Throws UsageError on
 // anything else.
 BackendKind parse_backend_kind(const std::string& text);

@@ -103,7 +103,7 @@ bool single_request(const core::FileView& view, std::int64_t stream_position,
   if (!view.is_contiguous() || !memory.contiguous()) return false;
   const auto bytes = static_cast<std::size_t>(memory.bytes());
   out.memory = iovec{reinterpret_cast<void*>(memory.address_of(0)), bytes};
-  out.request = IoRequest{view.displacement() + stream_position,
+  out.request = IoRequest{view.displacement() + view.filetype().true_lb() + stream_position,
                           std::span<const iovec>(&out.memory, 1), bytes};
   return true;
 }

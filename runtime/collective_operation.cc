@@ -60,6 +60,8 @@ Future<std::size_t> CollectiveOperation::start(CollectiveContext& context,
   op.view_words = exchange::encode_view_access(op.request.access);
   summary.metadata_words = static_cast<std::int64_t>(op.view_words.size());
   op.announcement.plan_key = plan_key(op.request);
+  op.announcement.refused = op.request.refused;
+  op.announcement.direction = op.request.writing ? 1 : 2;
   op.announcements.resize(static_cast<std::size_t>(context.ranks()));
   const bool run_inline = context.begin_operation(op.request.blocking);
   op.runner = &context.runner(run_inline, *op.request.settings);
@@ -73,7 +75,7 @@ Future<std::size_t> CollectiveOperation::start(CollectiveContext& context,
   // redundant: it moved the same bytes (collective accesses of different
   // processes must not overlap), and aggregators touch the file only after
   // the gather.
-  if (run_inline && may_go_direct(op.request, summary)) {
+  if (run_inline && op.request.refused == 0 && may_go_direct(op.request, summary)) {
     sync::Lease own_bytes;  // atomic mode: the caller waits for it here
     if (op.request.atomic) {
       op.guarded([&] {
@@ -115,6 +117,26 @@ void CollectiveOperation::gathered(int code) {
   if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("MPI_Iallgather", code)));
   summaries.clear();
   for (const Announcement& a : announcements) summaries.push_back(a.summary);
+  // Every process sees the same announcements, so every one fails alike
+  // here, and the stages after the gather move nothing.
+  if (code == MPI_SUCCESS) {
+    for (std::size_t rank = 0; rank < announcements.size(); ++rank) {
+      const Announcement& a = announcements[rank];
+      if (a.refused != 0) {
+        fail(std::make_exception_ptr(
+            UsageError(static_cast<ErrorCode>(a.refused - 1),
+                       "process " + std::to_string(rank) +
+                           " passed bad arguments to this collective call")));
+        break;
+      }
+      if (a.direction != announcements.front().direction) {
+        fail(std::make_exception_ptr(
+            UsageError(ErrorCode::not_same,
+                       "processes made different collective calls: some read, some write")));
+        break;
+      }
+    }
+  }
   told_by_gather = code == MPI_SUCCESS && std::all_of(announcements.begin(), announcements.end(),
                                                       [](const Announcement& a) {
                                                         return a.accessed_early && !a.failed_early;

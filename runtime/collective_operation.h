@@ -48,6 +48,8 @@ struct Announcement {
   std::uint64_t plan_key = 0;
   std::int64_t accessed_early = 0;
   std::int64_t failed_early = 0;
+  std::int64_t refused = 0;    // CollectiveRequest::refused
+  std::int64_t direction = 0;  // 1: a write, 2: a read
 };
 
 // A frame header's room, for a framed message (exchange/compress_stage.h).

@@ -15,6 +15,10 @@ namespace flowio::runtime {
 
 struct CollectiveRequest {
   bool writing = false;
+  // Nonzero when this process's arguments were bad: the ErrorCode, plus
+  // one. The process takes part without data, and the operation fails on
+  // every process with that code (the gather tells them all).
+  int refused = 0;
   // The caller waits for the result at once (write_all, not iwrite_all).
   bool blocking = false;
   core::Access access;  // where its data goes in the file (file stream bytes)

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <sstream>
 #include <string>
 
@@ -10,15 +11,37 @@
 namespace flowio::runtime {
 namespace {
 
-std::int64_t parse_count(const std::string& key, const std::string& text, std::int64_t least) {
+[[noreturn]] void bad_hint(const std::string& key, const std::string& why) {
+  throw UsageError(ErrorCode::invalid_hint, "hint " + key + ": " + why);
+}
+
+// The largest value accepted for a size or distance in bytes (1 TiB): far
+// beyond any use, and small enough that sums and products of it with
+// counts of pieces stay within 64 bits.
+constexpr std::int64_t kMostBytes = std::int64_t{1} << 40;
+
+// An integer in [least, most]; anything else (not a number, out of range,
+// trailing characters) is an invalid_hint naming the key.
+std::int64_t parse_count(const std::string& key, const std::string& text, std::int64_t least,
+                         std::int64_t most = kMostBytes) {
   std::int64_t value = 0;
   const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size() || value < least) {
-    throw UsageError(ErrorCode::invalid_argument,
-                     "hint " + key + ": expected an integer >= " + std::to_string(least) +
-                         ", got \"" + text + "\"");
+  if (error != std::errc() || end != text.data() + text.size() || value < least || value > most) {
+    bad_hint(key, "expected an integer from " + std::to_string(least) + " to " +
+                      std::to_string(most) + ", got \"" + text + "\"");
   }
   return value;
+}
+
+// A keyword hint parsed by `parse` (which throws UsageError for a word it
+// does not know), reported as an invalid_hint naming the key.
+template <typename Parse>
+auto parse_keyword(const std::string& key, const std::string& text, Parse&& parse) {
+  try {
+    return parse(text);
+  } catch (const UsageError& error) {
+    bad_hint(key, error.what());
+  }
 }
 
 const std::string* find(const Hints& hints, const char* key) {
@@ -31,16 +54,10 @@ std::vector<int> parse_rank_list(const std::string& text, int ranks) {
   std::stringstream in(text);
   std::string item;
   while (std::getline(in, item, ',')) {
-    const int rank = static_cast<int>(parse_count("flowio_aggregators", item, 0));
-    if (rank >= ranks) {
-      throw UsageError(ErrorCode::invalid_argument,
-                       "hint flowio_aggregators: rank " + item + " is not in the communicator");
-    }
+    const int rank = static_cast<int>(parse_count("flowio_aggregators", item, 0, ranks - 1));
     if (std::find(list.begin(), list.end(), rank) == list.end()) list.push_back(rank);
   }
-  if (list.empty()) {
-    throw UsageError(ErrorCode::invalid_argument, "hint flowio_aggregators: no rank given");
-  }
+  if (list.empty()) bad_hint("flowio_aggregators", "no rank given");
   return list;
 }
 
@@ -57,9 +74,8 @@ CollectiveSettings CollectiveSettings::from_hints(const Hints& hints, int ranks,
   CollectiveSettings settings;
   if (const std::string* mode = find(hints, writing ? "romio_cb_write" : "romio_cb_read")) {
     if (*mode != "enable" && *mode != "disable" && *mode != "automatic") {
-      throw UsageError(ErrorCode::invalid_argument,
-                       std::string(writing ? "hint romio_cb_write" : "hint romio_cb_read") +
-                           ": expected enable, disable or automatic, got \"" + *mode + "\"");
+      bad_hint(writing ? "romio_cb_write" : "romio_cb_read",
+               "expected enable, disable or automatic, got \"" + *mode + "\"");
     }
     settings.buffering = *mode == "enable"    ? Buffering::enable
                          : *mode == "disable" ? Buffering::disable
@@ -71,16 +87,18 @@ CollectiveSettings CollectiveSettings::from_hints(const Hints& hints, int ranks,
         std::min<std::int64_t>(parse_count("cb_buffer_size", *text, 1), std::int64_t{1} << 30);
   }
   if (const std::string* text = find(hints, "flowio_buffers_in_flight")) {
+    // Each buffer in flight is a window of memory: more than this many is
+    // no pipeline but a request for unbounded memory.
     settings.buffers_in_flight =
-        static_cast<int>(parse_count("flowio_buffers_in_flight", *text, 1));
+        static_cast<int>(parse_count("flowio_buffers_in_flight", *text, 1, 1024));
   }
   settings.aggregator_ranks = spread_ranks(ranks, ranks);
   if (const std::string* text = find(hints, "flowio_aggregators")) {
     settings.aggregator_ranks = parse_rank_list(*text, ranks);
   }
   if (const std::string* text = find(hints, "cb_nodes")) {
-    const int wanted =
-        static_cast<int>(std::min<std::int64_t>(parse_count("cb_nodes", *text, 1), ranks));
+    const int wanted = static_cast<int>(
+        std::min<std::int64_t>(parse_count("cb_nodes", *text, 1, INT32_MAX), ranks));
     if (find(hints, "flowio_aggregators") != nullptr) {
       settings.aggregator_ranks.resize(std::min<std::size_t>(settings.aggregator_ranks.size(),
                                                              static_cast<std::size_t>(wanted)));
@@ -96,14 +114,15 @@ CollectiveSettings CollectiveSettings::from_hints(const Hints& hints, int ranks,
     }
   }
   if (const std::string* text = find(hints, "flowio_realm_policy")) {
-    settings.realms.policy = core::parse_realm_policy(*text);
+    settings.realms.policy = parse_keyword("flowio_realm_policy", *text, core::parse_realm_policy);
   } else if (const std::string* pfr = find(hints, "romio_cb_pfr"); pfr && *pfr == "enable") {
     settings.realms.policy = core::RealmPolicy::persistent;
   } else if (settings.realms.alignment > 0) {
     settings.realms.policy = core::RealmPolicy::aligned;
   }
   if (const std::string* text = find(hints, writing ? "romio_ds_write" : "romio_ds_read")) {
-    settings.window_io.sieve = io::parse_sieve_mode(*text);
+    settings.window_io.sieve =
+        parse_keyword(writing ? "romio_ds_write" : "romio_ds_read", *text, io::parse_sieve_mode);
   }
   // Measured with bench/sieve on the development machine (bench/README.md):
   // sieving a 16 MiB window of 8-byte pieces beats one request per piece
@@ -116,16 +135,17 @@ CollectiveSettings CollectiveSettings::from_hints(const Hints& hints, int ranks,
     settings.window_io.sieve_threshold = parse_count("flowio_ds_threshold", *text, 0);
   }
   if (const std::string* text = find(hints, "flowio_ds_mapping")) {
-    settings.window_io.mapping = io::parse_sieve_mode(*text);
+    settings.window_io.mapping = parse_keyword("flowio_ds_mapping", *text, io::parse_sieve_mode);
   }
   if (const std::string* text = find(hints, "flowio_direct_threshold")) {
-    settings.direct_threshold = parse_count("flowio_direct_threshold", *text, 0);
+    // Compared with bytes per piece times pieces: at most 1 GiB keeps the
+    // product within 64 bits for any access that fits in memory.
+    settings.direct_threshold =
+        parse_count("flowio_direct_threshold", *text, 0, std::int64_t{1} << 30);
   }
   if (const std::string* text = find(hints, "flowio_exchange")) {
     if (*text != "point_to_point" && *text != "alltoallw") {
-      throw UsageError(
-          ErrorCode::invalid_argument,
-          "hint flowio_exchange: expected point_to_point or alltoallw, got \"" + *text + "\"");
+      bad_hint("flowio_exchange", "expected point_to_point or alltoallw, got \"" + *text + "\"");
     }
     settings.alltoallw = *text == "alltoallw";
   }

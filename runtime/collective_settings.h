@@ -37,8 +37,12 @@ struct CollectiveSettings {
   exchange::CompressionSettings compression;
 
   // Reads the hints for a write or a read on a communicator of `ranks`
-  // processes. Throws UsageError(invalid_argument) for a malformed value
-  // of a hint flowio knows.
+  // processes. Throws UsageError(invalid_hint), naming the hint, for a
+  // value of a hint flowio knows that it cannot use: not a number where one
+  // is expected, out of range (negative sizes; more than 1 TiB, 1024
+  // buffers in flight, 1 GiB for flowio_direct_threshold), an unknown
+  // keyword, a rank outside the communicator. Hints flowio does not know
+  // are ignored. cb_buffer_size above 1 GiB is taken as 1 GiB.
   static CollectiveSettings from_hints(const Hints& hints, int ranks, bool writing);
 };
 

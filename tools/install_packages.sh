@@ -2,7 +2,7 @@
 # Installs the Debian packages flowio needs, if any is missing.
 set -euo pipefail
 packages=(mpich libmpich-dev libtbb-dev liburing-dev liblzo2-dev doctest-dev bazel-bootstrap python3-matplotlib
-  libhdf5-mpich-dev hdf5-tools)
+  libhdf5-mpich-dev hdf5-tools strace)
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

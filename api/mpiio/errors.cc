@@ -19,6 +19,9 @@ int class_of(ErrorCode code) {
     case ErrorCode::invalid_argument: return MPI_ERR_ARG;
     case ErrorCode::invalid_count: return MPI_ERR_COUNT;
     case ErrorCode::invalid_datatype: return MPI_ERR_TYPE;
+    case ErrorCode::invalid_buffer: return MPI_ERR_BUFFER;
+    case ErrorCode::invalid_hint: return MPI_ERR_INFO_VALUE;
+    case ErrorCode::not_same: return MPI_ERR_NOT_SAME;
     case ErrorCode::invalid_access_mode: return MPI_ERR_AMODE;
     case ErrorCode::read_only: return MPI_ERR_READ_ONLY;
     case ErrorCode::file_closed: return MPI_ERR_FILE;
@@ -32,7 +35,6 @@ int class_of(ErrorCode code) {
     case ErrorCode::unsupported_representation: return MPI_ERR_UNSUPPORTED_DATAREP;
     case ErrorCode::duplicate_representation: return MPI_ERR_DUP_DATAREP;
     case ErrorCode::conversion: return MPI_ERR_CONVERSION;
-    case ErrorCode::not_same: return MPI_ERR_NOT_SAME;
   }
   return MPI_ERR_OTHER;
 }

@@ -11,7 +11,6 @@
 #include <string>
 
 #include "api/mpiio/activation.h"
-#include "api/mpiio/datatype_checks.h"
 #include "api/mpiio/errors.h"
 #include "api/mpiio/info_hints.h"
 #include "api/mpiio/layer_file.h"
@@ -20,6 +19,8 @@
 #include "api/mpiio/serve.h"
 #include "flowio/error.h"
 #include "flowio/file.h"
+#include "runtime/collective_error.h"
+#include "runtime/core/datatype_checks.h"
 
 namespace flowio::mpiio {
 namespace {
@@ -67,6 +68,52 @@ void require_same_everywhere(MPI_Comm comm, MPI_Offset value, ErrorCode code, co
   }
 }
 
+// MPI's rules for amode (MPI 4.0, 14.2.1), with ROMIO's class.
+void check_amode(int amode) {
+  const int exclusive_choices = ((amode & MPI_MODE_RDONLY) != 0 ? 1 : 0) +
+                                ((amode & MPI_MODE_WRONLY) != 0 ? 1 : 0) +
+                                ((amode & MPI_MODE_RDWR) != 0 ? 1 : 0);
+  if (exclusive_choices != 1) {
+    throw UsageError(ErrorCode::invalid_access_mode,
+                     "MPI_File_open: give exactly one of MPI_MODE_RDONLY, MPI_MODE_WRONLY, "
+                     "MPI_MODE_RDWR");
+  }
+  if ((amode & MPI_MODE_RDONLY) != 0 && (amode & (MPI_MODE_CREATE | MPI_MODE_EXCL)) != 0) {
+    throw UsageError(ErrorCode::invalid_access_mode,
+                     "MPI_File_open: MPI_MODE_RDONLY with MPI_MODE_CREATE or MPI_MODE_EXCL");
+  }
+  check_sequential_amode(amode);
+}
+
+// Collective: open's arguments, checked with one allreduce. A process whose
+// own are bad fails with their class, and every other process with the
+// same class, rather than waiting in an open the bad one never reaches;
+// amodes that differ fail everywhere with MPI_ERR_NOT_SAME.
+void check_open_arguments(MPI_Comm comm, const char* filename, int amode) {
+  std::exception_ptr bad;
+  MPI_Offset bad_code = 0;  // the ErrorCode, plus one
+  try {
+    if (filename == nullptr) {
+      throw UsageError(ErrorCode::invalid_argument, "MPI_File_open: no file name");
+    }
+    check_amode(amode);
+  } catch (const UsageError& error) {
+    bad = std::current_exception();
+    bad_code = static_cast<MPI_Offset>(error.code()) + 1;
+  }
+  const MPI_Offset mine[3] = {bad_code, amode, -amode};
+  MPI_Offset greatest[3] = {0, 0, 0};
+  check_mpi(MPI_Allreduce(mine, greatest, 3, MPI_OFFSET, MPI_MAX, comm), "MPI_Allreduce");
+  if (bad) std::rethrow_exception(bad);
+  if (greatest[0] != 0) {
+    throw UsageError(static_cast<ErrorCode>(greatest[0] - 1),
+                     "MPI_File_open: another process passed bad arguments");
+  }
+  if (greatest[1] != -greatest[2]) {
+    throw UsageError(ErrorCode::not_same, "MPI_File_open: the processes passed different amodes");
+  }
+}
+
 int fail_without_file(int error_class, const char* message) {
   return report(nullptr, MPI_FILE_NULL, error_code_with_message(error_class, message));
 }
@@ -77,10 +124,10 @@ int open_file(MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI
   int inter = 0;
   MPI_Comm_test_inter(comm, &inter);
   if (inter) return fail_without_file(MPI_ERR_COMM, "MPI_File_open: an intercommunicator");
-  if (filename == nullptr) return fail_without_file(MPI_ERR_ARG, "MPI_File_open: no file name");
   try {
-    require_same_everywhere(comm, amode, ErrorCode::not_same, "MPI_File_open: amode");
-    check_sequential_amode(amode);
+    // Agreed on, so that a process without a name fails the call on every
+    // process instead of leaving the others waiting in the open.
+    check_open_arguments(comm, filename, amode);
     auto file = std::make_unique<LayerFile>();
     file->file =
         File::open(comm, strip_file_system_prefix(filename), mode_of(amode), hints_from_info(info));
@@ -154,8 +201,8 @@ void check_view_arguments(const LayerFile& file, MPI_Offset disp, MPI_Datatype e
   if (etype == MPI_DATATYPE_NULL || filetype == MPI_DATATYPE_NULL) {
     throw UsageError(ErrorCode::invalid_argument, "MPI_File_set_view: MPI_DATATYPE_NULL");
   }
-  require_committed(etype, "MPI_File_set_view: the etype");
-  require_committed(filetype, "MPI_File_set_view: the filetype");
+  core::require_committed(etype, "MPI_File_set_view: the etype");
+  core::require_committed(filetype, "MPI_File_set_view: the filetype");
   check_sequential_displacement(file, disp);
   if (disp < 0 && disp != MPI_DISPLACEMENT_CURRENT) {
     throw UsageError(ErrorCode::invalid_argument,
@@ -177,25 +224,29 @@ void check_view_arguments(const LayerFile& file, MPI_Offset disp, MPI_Datatype e
 // whole number of etypes is MPI_ERR_ARG; a filetype with negative or
 // decreasing displacements is MPI_ERR_IO. The argument checks are agreed
 // on before the collective part, so a bad view on one process fails the
-// call on every process instead of leaving the others waiting.
+// call on every process, with that process's error class, instead of
+// leaving the others waiting.
 void set_view(LayerFile& file, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
               const char* datarep, MPI_Info info) {
   no_split_pending(file, "MPI_File_set_view");
   std::exception_ptr bad_arguments;
+  int bad_code = 0;  // the ErrorCode of bad arguments, plus one
   try {
     check_view_arguments(file, disp, etype, filetype);
-  } catch (const UsageError&) {
+  } catch (const UsageError& error) {
     bad_arguments = std::current_exception();
+    bad_code = static_cast<int>(error.code()) + 1;
   }
-  // Whether any process passed bad arguments, and whether any moved the
-  // shared pointer since it was last 0.
-  const int mine[2] = {bad_arguments ? 1 : 0, file.shared->moved() ? 1 : 0};
+  // Whether any process passed bad arguments (and which class of error, so
+  // that every process fails with the same one), and whether any moved the
+  // shared pointer since it was last 0: one allreduce for both.
+  const int mine[2] = {bad_code, file.shared->moved() ? 1 : 0};
   int anyone[2] = {0, 0};
   check_mpi(MPI_Allreduce(mine, anyone, 2, MPI_INT, MPI_MAX, file.file.communicator()),
             "MPI_Allreduce");
   if (bad_arguments) std::rethrow_exception(bad_arguments);
   if (anyone[0] != 0) {
-    throw UsageError(ErrorCode::invalid_argument,
+    throw UsageError(static_cast<ErrorCode>(anyone[0] - 1),
                      "MPI_File_set_view: another process passed an invalid view");
   }
   if (disp == MPI_DISPLACEMENT_CURRENT) disp = current_displacement(file);
@@ -370,7 +421,7 @@ int MPI_File_get_position_shared(MPI_File fh, MPI_Offset* offset) {
 int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint* extent) {
   if (forwarding()) return PMPI_File_get_type_extent(fh, datatype, extent);
   return serve(fh, [&](LayerFile& file) {
-    require_committed(datatype, "MPI_File_get_type_extent: the datatype");
+    core::require_committed(datatype, "MPI_File_get_type_extent: the datatype");
     *extent = static_cast<MPI_Aint>(file.file.type_extent(datatype));
   });
 }
@@ -378,7 +429,7 @@ int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint* exten
 int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count* extent) {
   if (forwarding()) return PMPI_File_get_type_extent_c(fh, datatype, extent);
   return serve(fh, [&](LayerFile& file) {
-    require_committed(datatype, "MPI_File_get_type_extent_c: the datatype");
+    core::require_committed(datatype, "MPI_File_get_type_extent_c: the datatype");
     *extent = file.file.type_extent(datatype);
   });
 }

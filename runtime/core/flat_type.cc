@@ -207,9 +207,11 @@ FlatType::FlatType() : root_(make_run(0)) {}
 FlatType::FlatType(FlatNodePtr root, std::int64_t lb, std::int64_t extent)
     : root_(std::move(root)), lb_(lb), extent_(extent) {}
 
-bool FlatType::is_contiguous() const {
-  return root_->is_run() && root_->size == extent_ && lb_ == 0;
+bool FlatType::is_single_run() const {
+  return root_->monotone && true_extent() == root_->size;
 }
+
+bool FlatType::is_contiguous() const { return is_single_run() && root_->size == extent_; }
 
 bool FlatType::tiles_monotonically() const {
   if (root_->size == 0) return true;

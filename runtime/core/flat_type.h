@@ -85,8 +85,12 @@ class FlatType {
   std::int64_t extent() const { return extent_; }
   std::int64_t true_lb() const { return root_->true_lb; }
   std::int64_t true_extent() const { return root_->true_ub - root_->true_lb; }
+  // True when one copy's data is a single run in order, [true_lb(),
+  // true_lb() + size()): no hole, no overlap, never going back.
+  bool is_single_run() const;
   // True when `count` copies of the type are one contiguous run in order
-  // starting at true_lb(): size == extent and the typemap is a single run.
+  // starting at true_lb(): a single run, and size == extent (the lower
+  // bound does not matter, only where the data lies).
   bool is_contiguous() const;
   // True when the pieces of any number of consecutive copies never
   // decrease in address and never overlap.

@@ -17,7 +17,7 @@ struct MemoryLayout {
   std::int64_t bytes() const { return type->size() * count; }
   // True when the stream is one contiguous run of memory, so that stream
   // byte n lives at address_of(n).
-  bool contiguous() const { return count <= 1 ? type->root().is_run() : type->is_contiguous(); }
+  bool contiguous() const { return count <= 1 ? type->is_single_run() : type->is_contiguous(); }
   std::int64_t address_of(std::int64_t n) const { return buffer_address + type->true_lb() + n; }
 };
 

@@ -25,7 +25,7 @@ PieceCursor::PieceCursor(const FlatType& type, std::int64_t count, std::int64_t 
   if (type.is_contiguous()) {
     // One run for all copies: walking copy by copy would cost a step per
     // copy (a step per byte for MPI_BYTE).
-    top_.blocks.push_back(FlatBlock{0, 1, 0, make_run(stream_size_)});
+    top_.blocks.push_back(FlatBlock{type.true_lb(), 1, 0, make_run(stream_size_)});
     top_.block_stream_end.push_back(stream_size_);
   } else {
     top_.repeat = count;

@@ -22,6 +22,7 @@
 #include "io/posix_backend.h"
 #include "io/storage_backend.h"
 #include "io/uring_backend.h"
+#include "tests/support/test_progress.h"
 
 namespace flowio::io::testing {
 
@@ -330,7 +331,7 @@ void for_each_backend(Body&& body) {
     body(static_cast<StorageBackend&>(posix));
   }
   if (!UringBackend::available()) {
-    MESSAGE("io_uring is not available on this kernel: the io_uring variant is skipped");
+    flowio::testing::skip_part("io_uring backend", "this kernel refuses io_uring rings");
     return;
   }
   UringBackend uring;

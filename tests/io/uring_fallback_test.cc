@@ -15,7 +15,7 @@ namespace flowio::io::testing {
 // is served by the POSIX path, and its data still arrives.
 TEST_CASE("Io.UringFallback.RingRefusedUsesPosix") {
   if (!UringBackend::available()) {
-    MESSAGE("io_uring is not available on this kernel: skipped");
+    flowio::testing::skip("this kernel refuses io_uring rings");
     return;
   }
   ScratchFile file("fallback");

@@ -1,6 +1,7 @@
-"""mpiio_layer_test: an MPI-IO program run with and without flowio's layer."""
+"""MPI-IO programs run with and without flowio's layer, or with it alone."""
 
 load("@rules_cc//cc:defs.bzl", "cc_binary")
+load("//tests/support:expected_failures.bzl", "EXPECTED_FAILURES")
 
 _LAYER = "//api/mpiio:libflowio_mpiio.so"
 
@@ -39,3 +40,60 @@ def mpiio_layer_test(name, ranks = [2], size = "medium"):
             size = size,
             tags = ["mpi"],
         )
+
+def mpiio_layer_only_test(name, ranks = [2], size = "medium", expected_failure_ranks = None, deps = [], tags = [], layer = _LAYER):
+    """Builds the C program `name`.c and a test `name`_<N>ranks per N.
+
+    Each test runs the program on N ranks with the layer preloaded, alone
+    (run_with_layer.sh): for calls MPICH's own MPI-IO crashes on, hangs on
+    or gets wrong. The program checks its own results. Its cases listed in
+    expected_failures.bzl are skipped there (--skip=...) and run each as
+    `name`_xfail_<case>_<N>ranks (--only=<case>) through
+    expected_failure.sh, for each N in expected_failure_ranks (default:
+    `ranks`). `layer` is the layer to preload (a test build of it, say).
+    """
+    cc_binary(
+        name = name,
+        srcs = [name + ".c"],
+        copts = ["-std=c11"],
+        deps = deps + [
+            ":mpiio_test",
+            "//third_party/system:mpi",
+        ],
+        testonly = True,
+    )
+    expected = EXPECTED_FAILURES.get("//%s:%s" % (native.package_name(), name), {})
+    skipped = ["--skip=" + ",".join(expected.keys())] if expected else []
+    data = [
+        ":" + name,
+        layer,
+        "//tests/support:lsan_suppressions.txt",
+        "//tests/support:sanitizer_mpiexec_args.sh",
+    ]
+    for n in ranks:
+        native.sh_test(
+            name = "%s_%dranks" % (name, n),
+            srcs = ["run_with_layer.sh"],
+            args = [str(n), "$(location :%s)" % name, "$(location %s)" % layer] + skipped,
+            data = data,
+            size = size,
+            tags = tags + ["mpi"],
+        )
+        if expected_failure_ranks != None and n not in expected_failure_ranks:
+            continue
+        for case, reason in expected.items():
+            native.sh_test(
+                name = "%s_xfail_%s_%dranks" % (name, case.replace(".", "_"), n),
+                srcs = ["//tests/support:expected_failure.sh"],
+                args = [
+                    "'%s'" % reason.replace("'", ""),
+                    "$(location run_with_layer.sh)",
+                    str(n),
+                    "$(location :%s)" % name,
+                    "$(location %s)" % layer,
+                    "--only=" + case,
+                ],
+                data = data + ["run_with_layer.sh"],
+                size = size,
+                tags = tags + ["mpi", "expected_failure"],
+            )

@@ -10,12 +10,19 @@
 #ifndef FLOWIO_TESTS_MPIIO_MPIIO_TEST_H_
 #define FLOWIO_TESTS_MPIIO_MPIIO_TEST_H_
 
+/* alarm, signal and write for the watchdog (before any system header). */
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200809L
+#endif
+
 #include <mpi.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Set by t_init(); read-only afterwards. */
 static int t_rank = -1;
@@ -159,18 +166,89 @@ static inline void t_fail_int_at(const char* file, int line, const char* what, l
     if (t_code_ != MPI_SUCCESS) t_fail_mpi_at(__FILE__, __LINE__, #call, t_code_); \
   } while (0)
 
+/* The step under way, for the watchdog's message: set by t_doing(), and by
+ * t_report() to the line it reported last. */
+static char t_step[256] = "start";
+
+static inline void t_doing(const char* step) {
+  strncpy(t_step, step, sizeof t_step - 1);
+  t_step[sizeof t_step - 1] = '\0';
+}
+
+/* Writes a string to stderr from a signal handler (only write(2) is safe
+ * there). */
+static inline void t_signal_safe_print(const char* text) {
+  ssize_t ignored = write(2, text, strlen(text));
+  (void)ignored;
+}
+
+/* SIGALRM at the test deadline: the job is hung. Names the program, the
+ * rank and the step, then ends the process (mpiexec then ends the job). */
+static void t_watchdog(int signal_number) {
+  (void)signal_number;
+  char digits[16];
+  int length = 0;
+  unsigned r = t_rank < 0 ? 0u : (unsigned)t_rank;
+  do {
+    digits[length++] = (char)('0' + r % 10);
+    r /= 10;
+  } while (r > 0);
+  char rank_text[16];
+  for (int i = 0; i < length; ++i) rank_text[i] = digits[length - 1 - i];
+  rank_text[length] = '\0';
+  t_signal_safe_print(t_program);
+  t_signal_safe_print(": rank ");
+  t_signal_safe_print(rank_text);
+  t_signal_safe_print(
+      ": FAILED: no result within the test deadline (FLOWIO_TEST_DEADLINE); step under way: ");
+  t_signal_safe_print(t_step);
+  t_signal_safe_print("\n");
+  _exit(124);
+}
+
 /* Initializes MPI and reads the output directory from argv[1]. Every file a
- * test writes goes under that directory (t_path). */
+ * test writes goes under that directory (t_path). With FLOWIO_TEST_DEADLINE
+ * set (the test runner sets it below Bazel's timeout), a watchdog ends a
+ * hung process with the step under way. */
 static inline void t_init(int* argc, char*** argv, const char* program) {
   t_program = program;
   MPI_Init(argc, argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &t_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &t_nranks);
+  const char* deadline = getenv("FLOWIO_TEST_DEADLINE");
+  if (deadline != NULL && atoi(deadline) > 0) {
+    signal(SIGALRM, t_watchdog);
+    alarm((unsigned)atoi(deadline));
+  }
   if (*argc < 2) {
     if (t_rank == 0) fprintf(stderr, "usage: %s OUTPUT_DIRECTORY\n", (*argv)[0]);
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   t_dir = (*argv)[1];
+}
+
+/* Programs made of named cases take, after the output directory,
+ * --only=CASE (run that case alone) or --skip=CASE,CASE (run all others);
+ * set by t_select_cases(), read by t_should_run(). */
+static const char* t_only_case = NULL;
+static const char* t_skipped_cases = "";
+
+static inline void t_select_cases(int argc, char** argv) {
+  for (int i = 2; i < argc; ++i) {
+    if (strncmp(argv[i], "--only=", 7) == 0) t_only_case = argv[i] + 7;
+    if (strncmp(argv[i], "--skip=", 7) == 0) t_skipped_cases = argv[i] + 7;
+  }
+}
+
+static inline int t_should_run(const char* name) {
+  if (t_only_case != NULL) return strcmp(t_only_case, name) == 0;
+  const size_t length = strlen(name);
+  for (const char* at = strstr(t_skipped_cases, name); at != NULL; at = strstr(at + 1, name)) {
+    const int starts = at == t_skipped_cases || at[-1] == ',';
+    const int ends = at[length] == '\0' || at[length] == ',';
+    if (starts && ends) return 0;
+  }
+  return 1;
 }
 
 /* Writes DIR/name into path (a buffer of `size` bytes). */
@@ -218,6 +296,13 @@ static inline void t_report(const char* format, ...) {
   va_start(arguments, format);
   vsnprintf(line, sizeof line, format, arguments);
   va_end(arguments);
+  /* The step's text is cut to fit: a prefix of the line names it. */
+  static const char after[] = "after reporting: ";
+  size_t kept = strlen(line);
+  if (kept > sizeof t_step - sizeof after) kept = sizeof t_step - sizeof after;
+  memcpy(t_step, after, sizeof after - 1);
+  memcpy(t_step + sizeof after - 1, line, kept);
+  t_step[sizeof after - 1 + kept] = '\0';
   char* lines = NULL;
   if (t_rank == 0) {
     lines = malloc((size_t)t_nranks * T_LINE);

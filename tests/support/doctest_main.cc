@@ -7,11 +7,15 @@
 
 #include <cstdio>
 
+#include "tests/support/test_progress.h"
+
 int main(int argc, char** argv) {
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  flowio::testing::start_watchdog();
   doctest::Context context(argc, argv);
   const int failed = context.run();
+  flowio::testing::report_skips();
   MPI_Finalize();
   return failed;
 }

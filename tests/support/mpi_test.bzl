@@ -1,13 +1,22 @@
 """mpi_test: one doctest binary run under mpiexec on several rank counts."""
 
 load("@rules_cc//cc:defs.bzl", "cc_binary")
+load("//tests/support:expected_failures.bzl", "EXPECTED_FAILURES")
 
-def mpi_test(name, srcs, deps = [], ranks = [1, 2, 4], args = [], env_by_ranks = {}, size = "medium", tags = []):
+_RUN_DATA = [
+    "//tests/support:lsan_suppressions.txt",
+    "//tests/support:sanitizer_mpiexec_args.sh",
+]
+
+def mpi_test(name, srcs, deps = [], ranks = [1, 2, 4], args = [], env_by_ranks = {}, size = "medium", tags = [], expected_failure_ranks = None):
     """Builds `name`_bin and a test `name`_<N>ranks for each N in `ranks`.
 
     Every test runs the same binary under mpiexec with N ranks; the job
     fails when any rank fails. env_by_ranks maps a rank count to extra
-    environment variables for that test.
+    environment variables for that test. Test cases listed for this test in
+    expected_failures.bzl are left out of `name`_<N>ranks and run each as
+    `name`_xfail_<case>_<N>ranks through expected_failure.sh, for each N in
+    expected_failure_ranks (default: `ranks`).
     """
     cc_binary(
         name = name + "_bin",
@@ -15,17 +24,36 @@ def mpi_test(name, srcs, deps = [], ranks = [1, 2, 4], args = [], env_by_ranks =
         deps = deps + ["//tests/support:mpi_doctest_main"],
         testonly = True,
     )
+    expected = EXPECTED_FAILURES.get("//%s:%s" % (native.package_name(), name), {})
+    excluded = ["--test-case-exclude=" + ",".join(expected.keys())] if expected else []
     for n in ranks:
         native.sh_test(
             name = "%s_%dranks" % (name, n),
             srcs = ["//tests/support:run_mpi_test.sh"],
-            args = [str(n), "$(location :%s_bin)" % name] + args,
-            data = [
-                ":" + name + "_bin",
-                "//tests/support:lsan_suppressions.txt",
-                "//tests/support:sanitizer_mpiexec_args.sh",
-            ],
+            args = [str(n), "$(location :%s_bin)" % name] + args + excluded,
+            data = [":" + name + "_bin"] + _RUN_DATA,
             env = env_by_ranks.get(n, {}),
             size = size,
             tags = tags + ["mpi"],
         )
+        if expected_failure_ranks != None and n not in expected_failure_ranks:
+            continue
+        for case, reason in expected.items():
+            native.sh_test(
+                name = "%s_xfail_%s_%dranks" % (name, case.replace(".", "_"), n),
+                srcs = ["//tests/support:expected_failure.sh"],
+                args = [
+                    "'%s'" % reason.replace("'", ""),
+                    "$(location //tests/support:run_mpi_test.sh)",
+                    str(n),
+                    "$(location :%s_bin)" % name,
+                    "--test-case=" + case,
+                ] + args,
+                data = [
+                    ":" + name + "_bin",
+                    "//tests/support:run_mpi_test.sh",
+                ] + _RUN_DATA,
+                env = env_by_ranks.get(n, {}),
+                size = size,
+                tags = tags + ["mpi", "expected_failure"],
+            )

@@ -18,6 +18,9 @@ enum class ErrorCode {
   invalid_argument,     // MPI_ERR_ARG
   invalid_count,        // MPI_ERR_COUNT
   invalid_datatype,     // MPI_ERR_TYPE
+  invalid_buffer,       // MPI_ERR_BUFFER (a null buffer for data)
+  invalid_hint,         // MPI_ERR_INFO_VALUE (a hint flowio knows, with a value it cannot use)
+  not_same,             // MPI_ERR_NOT_SAME (a collective argument that differs between processes)
   invalid_access_mode,  // MPI_ERR_AMODE
   read_only,            // MPI_ERR_READ_ONLY
   file_closed,          // MPI_ERR_FILE
@@ -31,7 +34,6 @@ enum class ErrorCode {
   unsupported_representation,  // MPI_ERR_UNSUPPORTED_DATAREP: no such data representation
   duplicate_representation,    // MPI_ERR_DUP_DATAREP: the name is registered already
   conversion,                  // MPI_ERR_CONVERSION: data cannot be converted
-  not_same,                    // MPI_ERR_NOT_SAME: processes passed different arguments
 };
 
 // Human-readable name of a code, e.g. "invalid_datatype".

@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "flowio/error.h"
 #include "flowio/future.h"
 #include "flowio/hints.h"
 #include "flowio/statistics.h"
@@ -148,6 +149,12 @@ class File {
                           MPI_Datatype datatype);
   std::size_t write_all(const void* buffer, MPI_Count count, MPI_Datatype datatype);
   std::size_t read_all(void* buffer, MPI_Count count, MPI_Datatype datatype);
+  // For a layer above flowio (the MPI-IO layer) that finds a collective
+  // data call's arguments bad before handing it on: takes this process's
+  // part in the call without data, so that the call fails with `code` on
+  // every process instead of leaving the others waiting in it. Returns at
+  // once; the caller reports its own error.
+  void refuse_collective(bool writing, ErrorCode code);
 
   // Statistics of this process's completed collective operations on this
   // file, oldest first (the most recent 1024 are kept).

@@ -1,15 +1,16 @@
-#include "api/mpiio/datatype_checks.h"
+#include "runtime/core/datatype_checks.h"
 
 #include <string>
 
 #include "flowio/error.h"
 
-namespace flowio::mpiio {
+namespace flowio::core {
 namespace {
 
 // MPI has no query for "committed", but MPICH refuses an uncommitted type
 // in MPI_Pack_size. The call runs on a private communicator that returns
-// errors, so the program's own handlers never see the probe.
+// errors, so the program's own handlers never see the probe, and through
+// PMPI, so that profiling tools do not count it as the program's.
 MPI_Comm probe_communicator() {
   static const MPI_Comm comm = [] {
     MPI_Comm dup = MPI_COMM_NULL;
@@ -34,6 +35,12 @@ void require_committed(MPI_Datatype type, const char* role) {
     throw UsageError(ErrorCode::invalid_datatype,
                      std::string(role) + " is not a committed datatype");
   }
+  // MPICH 4.0.2 answers for a freed derived type without an error, with
+  // the poisoned size of its released object (negative).
+  if (bytes < 0) {
+    throw UsageError(ErrorCode::invalid_datatype,
+                     std::string(role) + " is not a valid datatype (freed?)");
+  }
 }
 
-}  // namespace flowio::mpiio
+}  // namespace flowio::core

@@ -1,0 +1,252 @@
+// The program behind tests/durability/durability_test.sh, one step per
+// invocation:
+//   durability_program write DIR   (under mpiexec) writes files through every
+//       route (independent, two-phase with read-modify-write sieving, sieving
+//       through a mapping, direct, O_DIRECT), then writes once more with a
+//       fault injected on the last rank after a write that completed, and
+//       closes every file without sync;
+//   durability_program verify DIR RANKS   (one process, a new one) reads the
+//       files with POSIX calls and checks every byte that was reported
+//       written, the ones before the failed write included;
+//   durability_program sync DIR   (under mpiexec, under strace) writes
+//       through every route, calls sync, and marks the moment sync returned
+//       with a failing write(-1, "flowio-sync-returned FILE") that strace
+//       shows.
+// Prints what it checked; exits nonzero on the first mismatch.
+#include <fcntl.h>
+#include <mpi.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "flowio/flowio.h"
+#include "io/fault_injection.h"
+
+namespace {
+
+constexpr int kBlock = 4096;  // aligned, so that O_DIRECT can take the blocks
+constexpr int kBlocksPerRank = 16;
+
+int rank_of_world() {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return rank;
+}
+
+int size_of_world() {
+  int size = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  return size;
+}
+
+// The byte file `salt` holds at `offset` once written.
+char pattern(std::int64_t offset, int salt) {
+  return static_cast<char>(1 + (offset * 131 + salt * 17 + offset / 4093) % 251);
+}
+
+[[noreturn]] void fail(const std::string& what) {
+  std::fprintf(stderr, "durability_program: FAILED: %s\n", what.c_str());
+  std::fflush(stderr);
+  int initialized = 0;
+  MPI_Initialized(&initialized);
+  if (initialized) MPI_Abort(MPI_COMM_WORLD, 1);
+  std::exit(1);
+}
+
+struct Route {
+  const char* file;
+  flowio::Hints hints;
+  bool collective;
+  int salt;
+};
+
+// Each rank's blocks interleave with the others' (block b of rank r at
+// file block b * ranks + r). The routes differ in how the bytes travel.
+std::vector<Route> routes() {
+  return {
+      {"independent.dat", {}, false, 1},
+      {"two_phase_sieved.dat",
+       {{"romio_cb_write", "enable"},
+        {"romio_ds_write", "enable"},
+        {"flowio_ds_mapping", "disable"},
+        {"cb_buffer_size", "65536"}},
+       true,
+       2},
+      {"two_phase_mapped.dat",
+       {{"romio_cb_write", "enable"},
+        {"romio_ds_write", "enable"},
+        {"flowio_ds_mapping", "enable"},
+        {"cb_buffer_size", "65536"}},
+       true,
+       3},
+      {"direct_route.dat", {{"romio_cb_write", "disable"}}, true, 4},
+      {"o_direct.dat", {{"flowio_direct_io", "enable"}, {"romio_cb_write", "disable"}}, true, 5},
+  };
+}
+
+std::int64_t offset_of_block(int block, int rank, int ranks) {
+  return (static_cast<std::int64_t>(block) * ranks + rank) * kBlock;
+}
+
+// This rank's blocks of `salt`, written as one call through `file`'s view.
+void write_blocks(flowio::File& file, const Route& route, int salt) {
+  const int rank = rank_of_world(), ranks = size_of_world();
+  // O_DIRECT needs aligned memory.
+  void* memory = nullptr;
+  if (posix_memalign(&memory, kBlock, static_cast<std::size_t>(kBlock) * kBlocksPerRank) != 0) {
+    fail("posix_memalign");
+  }
+  char* data = static_cast<char*>(memory);
+  for (int b = 0; b < kBlocksPerRank; ++b) {
+    for (int i = 0; i < kBlock; ++i) {
+      data[b * kBlock + i] = pattern(offset_of_block(b, rank, ranks) + i, salt);
+    }
+  }
+  MPI_Datatype block, tiled;
+  MPI_Type_contiguous(kBlock, MPI_BYTE, &block);
+  MPI_Type_create_resized(block, 0, static_cast<MPI_Aint>(kBlock) * ranks, &tiled);
+  MPI_Type_commit(&tiled);
+  file.set_view(static_cast<MPI_Offset>(rank) * kBlock, MPI_BYTE, tiled);
+  const std::size_t bytes = static_cast<std::size_t>(kBlock) * kBlocksPerRank;
+  const std::size_t written =
+      route.collective ? file.write_at_all(0, data, static_cast<MPI_Count>(bytes), MPI_BYTE)
+                       : file.write_at(0, data, static_cast<MPI_Count>(bytes), MPI_BYTE);
+  if (written != bytes) fail(std::string(route.file) + ": short write");
+  file.set_view(0, MPI_BYTE, MPI_BYTE);
+  MPI_Type_free(&block);
+  MPI_Type_free(&tiled);
+  std::free(memory);
+}
+
+void write_all_routes(const std::string& directory, bool sync) {
+  for (const Route& route : routes()) {
+    flowio::File file = flowio::File::open(MPI_COMM_WORLD, directory + "/" + route.file,
+                                           flowio::Mode::create | flowio::Mode::rdwr, route.hints);
+    write_blocks(file, route, route.salt);
+    if (sync) {
+      file.sync();
+      // What strace shows right after sync returned (a write that fails).
+      const std::string marker = std::string("flowio-sync-returned ") + route.file;
+      if (::write(-1, marker.data(), marker.size()) >= 0) fail("write(-1) succeeded");
+    }
+    file.close();
+  }
+}
+
+// The second write of after_failure.dat: the first kOverwritten bytes of
+// each rank's first kOverwrittenBlocks blocks. Its access has holes, so an
+// aggregator sieves: it reads the first write's bytes around it and writes
+// them back with it.
+constexpr int kOverwritten = 1024;
+constexpr int kAfterFailureSalt = 6;
+constexpr int kOverwrittenBlocks = 4;
+
+bool overwritten(std::int64_t offset, int ranks) {
+  const std::int64_t block = offset / kBlock;
+  return block < static_cast<std::int64_t>(kOverwrittenBlocks) * ranks &&
+         offset % kBlock < kOverwritten;
+}
+
+// A write reported complete, then a write into the same windows that fails
+// on the last rank half way through its window (a short write, then
+// ENOSPC): every byte of the first write outside the second write's access
+// must survive, on storage and after close (the bytes inside it are
+// undefined after the failure, as MPI says).
+void write_then_fail(const std::string& directory) {
+  const Route route = {"after_failure.dat",
+                       {{"romio_cb_write", "enable"},
+                        {"romio_ds_write", "enable"},
+                        {"flowio_ds_mapping", "disable"},
+                        {"cb_buffer_size", "65536"}},
+                       true,
+                       kAfterFailureSalt};
+  const std::string path = directory + "/" + route.file;
+  const int ranks = size_of_world(), rank = rank_of_world();
+  {
+    flowio::File file = flowio::File::open(MPI_COMM_WORLD, path,
+                                           flowio::Mode::create | flowio::Mode::rdwr, route.hints);
+    write_blocks(file, route, route.salt);
+    file.close();
+  }
+  flowio::io::set_fault_plan(
+      flowio::io::FaultPlan::parse("on=write,rank=" + std::to_string(ranks - 1) + ",fault=short"));
+  flowio::File file = flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::rdwr, route.hints);
+  flowio::io::set_fault_plan(flowio::io::FaultPlan{});
+  MPI_Datatype head, tiled;
+  MPI_Type_contiguous(kOverwritten, MPI_BYTE, &head);
+  MPI_Type_create_resized(head, 0, static_cast<MPI_Aint>(kBlock) * ranks, &tiled);
+  MPI_Type_commit(&tiled);
+  file.set_view(static_cast<MPI_Offset>(rank) * kBlock, MPI_BYTE, tiled);
+  std::vector<char> heads(static_cast<std::size_t>(kOverwritten) * kOverwrittenBlocks, 'G');
+  bool failed = false;
+  try {
+    file.write_at_all(0, heads.data(), static_cast<MPI_Count>(heads.size()), MPI_BYTE);
+  } catch (const flowio::IoError&) {
+    failed = true;
+  }
+  if (!failed) fail("the write with an injected fault succeeded");
+  MPI_Type_free(&head);
+  MPI_Type_free(&tiled);
+  file.close();
+}
+
+int verify(const std::string& directory, int ranks) {
+  std::vector<Route> all = routes();
+  all.push_back({"after_failure.dat", {}, true, kAfterFailureSalt});
+  for (const Route& route : all) {
+    const std::string path = directory + "/" + route.file;
+    const int fd = ::open(path.c_str(), O_RDONLY);
+    if (fd < 0) fail(path + ": cannot open");
+    std::vector<char> block(kBlock);
+    for (int rank = 0; rank < ranks; ++rank) {
+      for (int b = 0; b < kBlocksPerRank; ++b) {
+        const std::int64_t offset = offset_of_block(b, rank, ranks);
+        if (::pread(fd, block.data(), kBlock, offset) != kBlock) {
+          fail(path + ": short read at " + std::to_string(offset));
+        }
+        for (int i = 0; i < kBlock; ++i) {
+          const bool undefined = route.salt == kAfterFailureSalt && overwritten(offset + i, ranks);
+          if (!undefined && block[i] != pattern(offset + i, route.salt)) {
+            fail(path + ": byte " + std::to_string(offset + i) + " lost");
+          }
+        }
+      }
+    }
+    ::close(fd);
+    std::printf("verify: %s: all %d ranks' %d blocks intact\n", route.file, ranks, kBlocksPerRank);
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: %s write|sync DIR, or verify DIR RANKS\n", argv[0]);
+    return 2;
+  }
+  const std::string step = argv[1], directory = argv[2];
+  if (step == "verify") return verify(directory, argc > 3 ? std::atoi(argv[3]) : 1);
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
+  try {
+    if (step == "write") {
+      write_all_routes(directory, false);
+      write_then_fail(directory);
+    } else if (step == "sync") {
+      write_all_routes(directory, true);
+    } else {
+      fail("unknown step " + step);
+    }
+  } catch (const flowio::Error& error) {
+    fail(error.what());
+  }
+  if (rank_of_world() == 0) std::printf("%s: done on %d ranks\n", step.c_str(), size_of_world());
+  MPI_Finalize();
+  return 0;
+}
