@@ -30,25 +30,38 @@ constexpr std::int64_t kVersion = 1;
                    "consumer views " + path + ": not a flowio view description (" + why + ")");
 }
 
+// The access `view` describes; throws UsageError for a bad one.
+core::Access access_of(const ConsumerView& view, const char* caller) {
+  if (view.offset < 0 || view.bytes < 0) {
+    throw UsageError(ErrorCode::invalid_argument,
+                     std::string(caller) + ": negative offset or byte count");
+  }
+  auto file_view =
+      std::make_shared<const core::FileView>(view.displacement, view.etype, view.filetype);
+  const std::int64_t first = view.offset * file_view->etype_size();
+  if (view.bytes > 0 && file_view->filetype().size() == 0) {
+    throw UsageError(ErrorCode::invalid_argument,
+                     std::string(caller) + ": bytes asked of a view that holds no data");
+  }
+  return core::Access(std::move(file_view), first, first + view.bytes);
+}
+
 }  // namespace
 
 ConsumerViews ConsumerViews::gather(MPI_Comm comm, const ConsumerView& mine) {
   core::Access access;
-  runtime::run_collectively(comm, "ConsumerViews::gather", [&] {
-    if (mine.offset < 0 || mine.bytes < 0) {
-      throw UsageError(ErrorCode::invalid_argument,
-                       "ConsumerViews::gather: negative offset or byte count");
-    }
-    auto view =
-        std::make_shared<const core::FileView>(mine.displacement, mine.etype, mine.filetype);
-    const std::int64_t first = mine.offset * view->etype_size();
-    if (mine.bytes > 0 && view->filetype().size() == 0) {
-      throw UsageError(ErrorCode::invalid_argument,
-                       "ConsumerViews::gather: bytes asked of a view that holds no data");
-    }
-    access = core::Access(std::move(view), first, first + mine.bytes);
-  });
+  runtime::run_collectively(comm, "ConsumerViews::gather",
+                            [&] { access = access_of(mine, "ConsumerViews::gather"); });
   return ConsumerViewsAccess::make(runtime::allgather_accesses(comm, access));
+}
+
+ConsumerViews ConsumerViews::describe(const std::vector<ConsumerView>& views) {
+  std::vector<core::Access> accesses;
+  accesses.reserve(views.size());
+  for (const ConsumerView& view : views) {
+    accesses.push_back(access_of(view, "ConsumerViews::describe"));
+  }
+  return ConsumerViewsAccess::make(std::move(accesses));
 }
 
 ConsumerViews ConsumerViews::load(const std::string& path) {

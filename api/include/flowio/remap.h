@@ -30,6 +30,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "flowio/hints.h"
 
@@ -57,6 +58,11 @@ class ConsumerViews {
   // UsageError on every process when any view is invalid (see
   // File::set_view) or any offset or byte count is negative.
   static ConsumerViews gather(MPI_Comm comm, const ConsumerView& mine);
+  // The description of consumers whose views this process knows (consumer
+  // c reads views[c]): what a translator or a tool that knows the
+  // consumers' layout builds without them. Local. Throws UsageError as
+  // gather() does.
+  static ConsumerViews describe(const std::vector<ConsumerView>& views);
   // Reads a description written by save(). Local. Throws IoError when the
   // file cannot be read, UsageError(invalid_argument) when it is not a
   // description.
