@@ -54,6 +54,11 @@ MPI_Offset ObjectFile::section_bytes(std::size_t consumer) const {
   return impl_->index.section(consumer).bytes;
 }
 
+MPI_Offset ObjectFile::section_offset(std::size_t consumer) const {
+  section_bytes(consumer);  // checks the consumer
+  return impl_->index.section(consumer).offset;
+}
+
 MPI_Offset ObjectFile::requested_bytes(std::size_t consumer) const {
   section_bytes(consumer);  // checks the consumer
   return impl_->index.consumer(consumer).bytes();
@@ -98,8 +103,17 @@ Future<std::size_t> ObjectFile::iread(std::size_t consumer, MPI_Offset position,
   });
 }
 
+// The whole request in the section goes through File::read_at, the
+// blocking form, which the runtime may serve on this thread.
 std::size_t ObjectFile::read(std::size_t consumer, MPI_Offset position, void* buffer,
                              MPI_Count count, MPI_Datatype datatype) {
+  if (impl_ && consumer < consumers() && position >= 0 && count >= 0) {
+    const runtime::ObjectFileSection& section = impl_->index.section(consumer);
+    const std::int64_t asked = core::flatten_cached(datatype)->size() * count;
+    if (asked <= section.bytes - position) {
+      return impl_->file.read_at(section.offset + position, buffer, count, datatype);
+    }
+  }
   return iread(consumer, position, buffer, count, datatype).get();
 }
 

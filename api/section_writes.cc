@@ -1,7 +1,7 @@
 #include "api/section_writes.h"
 
-#include <cstring>
 #include <exception>
+#include <limits>
 #include <string>
 
 #include "flowio/error.h"
@@ -17,26 +17,38 @@ SectionWrites::~SectionWrites() {
 std::size_t SectionWrites::start(File& file, const std::byte* source,
                                  std::span<const runtime::Copy> copies,
                                  std::span<const runtime::TargetRun> runs) {
-  std::size_t staged = 0, covered = 0;
+  std::size_t covered = 0;
   for (const runtime::TargetRun& run : runs) {
-    if (run.copy_count > 1) staged += static_cast<std::size_t>(run.length);
-  }
-  // Sized before any pointer into it is taken: it must not move while the
-  // writes borrow it.
-  if (staging_.size() < staged) staging_.resize(staged);
-  std::size_t at = 0;
-  for (const runtime::TargetRun& run : runs) {
-    const std::byte* from = source + copies[run.first_copy].source;
-    if (run.copy_count > 1) {
-      std::byte* into = staging_.data() + at;
-      for (std::size_t k = run.first_copy; k < run.first_copy + run.copy_count; ++k) {
-        std::memcpy(into, source + copies[k].source, static_cast<std::size_t>(copies[k].length));
-        into += copies[k].length;
+    const std::span<const runtime::Copy> parts = copies.subspan(run.first_copy, run.copy_count);
+    if (parts.size() == 1) {
+      writes_.push_back(file.iwrite_at(run.target, source + parts[0].source, run.length, MPI_BYTE));
+    } else {
+      lengths_.clear();
+      displacements_.clear();
+      for (const runtime::Copy& part : parts) {
+        if (part.length > std::numeric_limits<int>::max()) {
+          throw UsageError(ErrorCode::invalid_argument, "object file: a copy of " +
+                                                            std::to_string(part.length) +
+                                                            " bytes exceeds an MPI block length");
+        }
+        lengths_.push_back(static_cast<int>(part.length));
+        displacements_.push_back(static_cast<MPI_Aint>(part.source));
       }
-      from = staging_.data() + at;
-      at += static_cast<std::size_t>(run.length);
+      MPI_Datatype gather = MPI_DATATYPE_NULL;
+      check_mpi(MPI_Type_create_hindexed(static_cast<int>(parts.size()), lengths_.data(),
+                                         displacements_.data(), MPI_BYTE, &gather),
+                "MPI_Type_create_hindexed");
+      check_mpi(MPI_Type_commit(&gather), "MPI_Type_commit");
+      // The write flattens the type at the call and keeps the flattened
+      // form, so the handle may go at once.
+      try {
+        writes_.push_back(file.iwrite_at(run.target, source, 1, gather));
+      } catch (...) {
+        MPI_Type_free(&gather);
+        throw;
+      }
+      MPI_Type_free(&gather);
     }
-    writes_.push_back(file.iwrite_at(run.target, from, run.length, MPI_BYTE));
     expected_.push_back(static_cast<std::size_t>(run.length));
     covered += static_cast<std::size_t>(run.length);
   }

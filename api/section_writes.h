@@ -13,22 +13,23 @@
 
 namespace flowio {
 
-// The writes of one routed stretch of source data, and the memory they
-// borrow. Waiting (wait(), or the destructor, which ignores errors) ends
-// the borrowing.
+// The writes of one routed stretch of source data, which borrow that data
+// until they are waited for (wait(), or the destructor, which ignores
+// errors).
 class SectionWrites {
  public:
   SectionWrites() = default;
   SectionWrites(const SectionWrites&) = delete;
   SectionWrites& operator=(const SectionWrites&) = delete;
-  // Waits for the writes still outstanding; errors are dropped here (call
-  // wait() to see them).
   ~SectionWrites();
 
-  // Starts one write per run: a run of one copy straight from `source`
-  // (borrowed until the writes are waited for), the others packed into
-  // this object's staging buffer first. Requires the previous writes
-  // waited for. Returns the bytes the runs cover.
+  // Starts one write per run, straight from `source` (borrowed until the
+  // writes are waited for): a run of one copy as a contiguous buffer, a
+  // run of several as an hindexed memory type over their places in
+  // `source`, which the storage layer turns into vectored writes. Nothing
+  // is copied in memory on the way. Returns the bytes the runs cover.
+  // Throws UsageError for a copy longer than 2^31 - 1 bytes (an MPI
+  // block length); windows are far smaller.
   std::size_t start(File& file, const std::byte* source, std::span<const runtime::Copy> copies,
                     std::span<const runtime::TargetRun> runs);
 
@@ -37,9 +38,10 @@ class SectionWrites {
   void wait();
 
  private:
-  std::vector<std::byte> staging_;
   std::vector<Future<std::size_t>> writes_;
   std::vector<std::size_t> expected_;
+  std::vector<int> lengths_;
+  std::vector<MPI_Aint> displacements_;
 };
 
 }  // namespace flowio

@@ -45,6 +45,9 @@ class ObjectFile {
   // Bytes of consumer c's section: the stream bytes it asked for that lie
   // in the source file.
   MPI_Offset section_bytes(std::size_t consumer) const;
+  // Where consumer c's section starts in the file (a multiple of 4096), for
+  // readers other than this class (plain MPI-IO, a mapping).
+  MPI_Offset section_offset(std::size_t consumer) const;
   // The stream bytes consumer c asked for (ConsumerView::bytes).
   MPI_Offset requested_bytes(std::size_t consumer) const;
   // Size of the source file the sections were taken from.
@@ -60,7 +63,8 @@ class ObjectFile {
   // negative position or count, or an invalid datatype.
   Future<std::size_t> iread(std::size_t consumer, MPI_Offset position, void* buffer,
                             MPI_Count count, MPI_Datatype datatype);
-  // Blocking form: iread(...).get().
+  // Blocking form: what iread(...).get() returns, read through the blocking
+  // File::read_at where the request lies in the section.
   std::size_t read(std::size_t consumer, MPI_Offset position, void* buffer, MPI_Count count,
                    MPI_Datatype datatype);
 

@@ -108,9 +108,11 @@ struct RemapReport {
 // process reads windows of the source with collective reads
 // (File::iread_at_all, the next window read while the last is routed) and
 // writes contiguous stretches of the object file, one per consumer holding
-// data in the window. Hints go to both files; `flowio_remap_window`
-// (bytes, default 16 MiB) sets the window, and so the memory: about
-// (2 + replication) windows per process. Throws on every process as
+// data in the window, straight from the window (vectored writes: the data
+// is copied once on the way in and once on the way out, as by cp). Hints
+// go to both files; `flowio_remap_window` (bytes, default 16 MiB) sets the
+// window, and so the memory: two windows per process. Throws on every
+// process as
 // flowio::File's calls do (IoError for a missing source, for instance).
 RemapReport remap_file(MPI_Comm comm, const std::string& source, const ConsumerViews& consumers,
                        const std::string& target, const Hints& hints = {});
