@@ -9,7 +9,9 @@
 // intervals it is built from, so each subtree gets at most half of them and
 // the depth is at most log2(n) + 1. The position is itself an endpoint, so
 // every node holds at least one interval: a query visits the nodes on two
-// root-to-leaf paths plus nodes that each report an answer.
+// root-to-leaf paths plus nodes that each report an answer. Disjoint
+// intervals (an object set's) are built in O(n): the median interval is
+// the node, each half a subtree.
 //
 // The intervals may overlap (the tree is general), but the object sets that
 // use it hold disjoint ones; for disjoint intervals the answers come in
@@ -79,6 +81,7 @@ class IntervalTree {
   };
 
   Id build(std::vector<Id>& ids, int level);
+  Id build_disjoint(const std::vector<Id>& ids, std::size_t low, std::size_t high, int level);
   template <typename Visit>
   bool visit_node(Id node, std::int64_t begin, std::int64_t end, Visit& visit) const;
 

@@ -155,6 +155,7 @@ ObjectSet::ObjectSet(std::span<const core::Access> accesses, std::int64_t range_
     open_begin = position;
   }
   tree_ = IntervalTree(std::move(objects));
+  object_sets_.shrink_to_fit();
 }
 
 std::span<const int> ObjectSet::ranks(ObjectId id) const {
