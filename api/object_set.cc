@@ -51,6 +51,27 @@ ObjectSet ObjectSet::gather(MPI_Comm comm, MPI_Offset displacement, MPI_Datatype
   return ObjectSet(std::move(impl));
 }
 
+ObjectSet ObjectSet::gather(MPI_Comm comm, MPI_Offset displacement, MPI_Datatype etype,
+                            MPI_Datatype filetype) {
+  std::shared_ptr<const core::FileView> view;
+  runtime::run_collectively(comm, "ObjectSet::gather", [&] {
+    view = std::make_shared<const core::FileView>(displacement, etype, filetype);
+  });
+  // One byte of the stream carries the view (a view with no data travels
+  // as an empty access, and covers nothing).
+  const core::Access mine(view, 0, view->filetype().size() > 0 ? 1 : 0);
+  std::vector<std::shared_ptr<const core::FileView>> views;
+  for (const core::Access& access : runtime::allgather_accesses(comm, mine)) {
+    views.push_back(access.view());
+  }
+  auto impl = std::make_shared<Impl>();
+  impl->objects = sync::ObjectSet::of_views(views);
+  for (sync::ObjectSet::ObjectId id = 0; id < impl->objects.object_count(); ++id) {
+    if (impl->objects.shared(id)) ++impl->shared;
+  }
+  return ObjectSet(std::move(impl));
+}
+
 ObjectSet::ObjectSet() : impl_(std::make_shared<const Impl>()) {}
 ObjectSet::ObjectSet(std::shared_ptr<const Impl> impl) : impl_(std::move(impl)) {}
 ObjectSet::~ObjectSet() = default;
@@ -61,6 +82,7 @@ ObjectSet& ObjectSet::operator=(const ObjectSet&) = default;
 
 MPI_Offset ObjectSet::begin() const { return impl_->objects.range_begin(); }
 MPI_Offset ObjectSet::end() const { return impl_->objects.range_end(); }
+MPI_Offset ObjectSet::period() const { return impl_->objects.period(); }
 std::size_t ObjectSet::size() const { return impl_->objects.object_count(); }
 std::size_t ObjectSet::shared_count() const { return impl_->shared; }
 

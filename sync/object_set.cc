@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <functional>
+#include <limits>
+#include <numeric>
 #include <optional>
 #include <queue>
 #include <string>
@@ -164,16 +166,85 @@ std::span<const int> ObjectSet::ranks(ObjectId id) const {
       .subspan(set_first_[set], set_first_[set + 1] - set_first_[set]);
 }
 
+ObjectSet ObjectSet::of_views(std::span<const std::shared_ptr<const core::FileView>> views,
+                              std::int64_t max_pieces) {
+  constexpr std::int64_t kLimit = std::numeric_limits<std::int64_t>::max() / 4;
+  std::int64_t start = 0, period = 1;
+  // The period (lcm of the extents) and where it starts (the largest
+  // S_r), and the views' pieces per byte, which prices the range.
+  bool fits = true;
+  double pieces_per_byte = 0;
+  for (const auto& view : views) {
+    if (!view || view->filetype().size() == 0) continue;
+    const core::FlatType& type = view->filetype();
+    start = std::max(start, view->displacement() + type.true_lb() + type.true_extent());
+    const std::int64_t extent = type.extent();
+    const std::int64_t common = std::gcd(period, extent);
+    if (period / common > kLimit / extent) {
+      fits = false;
+    } else {
+      period = period / common * extent;
+    }
+    pieces_per_byte += static_cast<double>(type.run_count()) / static_cast<double>(extent);
+  }
+  const double pieces =
+      pieces_per_byte * (static_cast<double>(start) + static_cast<double>(period));
+  std::vector<core::Access> accesses;
+  const auto build = [&](std::int64_t end) {
+    accesses.clear();
+    for (const auto& view : views) {
+      const bool data = view && view->filetype().size() > 0;
+      accesses.emplace_back(view, 0, data ? view->stream_bytes_before(end) : 0);
+    }
+    return ObjectSet(accesses, 0, end);
+  };
+  if (fits && start <= kLimit - period && pieces <= static_cast<double>(max_pieces)) {
+    ObjectSet set = build(start + period);
+    set.period_ = period;
+    set.period_has_shared_ = set.touches_shared_in_range(set.range_end_ - period, set.range_end_);
+    return set;
+  }
+  // Too long a period: as much of the file as the budget covers.
+  const double bytes = pieces_per_byte > 0 ? static_cast<double>(max_pieces) / pieces_per_byte
+                                           : static_cast<double>(kLimit);
+  return build(static_cast<std::int64_t>(std::min(bytes, static_cast<double>(kLimit))));
+}
+
+bool ObjectSet::touches_shared_in_range(std::int64_t begin, std::int64_t end) const {
+  return !tree_.for_each_overlapping(begin, end, [this](ObjectId id) { return !shared(id); });
+}
+
 bool ObjectSet::touches_shared(std::int64_t begin, std::int64_t end) const {
   if (end <= begin) return false;
-  if (begin < range_begin_ || end > range_end_) return true;
-  return !tree_.for_each_overlapping(begin, end, [this](ObjectId id) { return !shared(id); });
+  if (begin < range_begin_) return true;
+  if (end <= range_end_) return touches_shared_in_range(begin, end);
+  if (period_ == 0) return true;
+  // Past range_end_ the period repeats: fold what lies there into it.
+  if (begin < range_end_ && touches_shared_in_range(begin, range_end_)) return true;
+  const std::int64_t first = std::max(begin, range_end_);
+  if (end - first >= period_) return period_has_shared_;
+  const std::int64_t period_start = range_end_ - period_;
+  const std::int64_t folded = period_start + (first - period_start) % period_;
+  const std::int64_t folded_end = folded + (end - first);
+  if (folded_end <= range_end_) return touches_shared_in_range(folded, folded_end);
+  return touches_shared_in_range(folded, range_end_) ||
+         touches_shared_in_range(period_start, period_start + (folded_end - range_end_));
 }
 
 bool ObjectSet::touches_shared(const core::Access& access) const {
   if (access.empty()) return false;
   if (!touches_shared(access.file_begin(), access.file_end())) return false;
-  if (access.file_begin() < range_begin_ || access.file_end() > range_end_) return true;
+  if (access.file_begin() < range_begin_) return true;
+  if (access.file_end() > range_end_) {
+    if (period_ == 0) return true;
+    // Pieces past the built range fold into the period one by one.
+    PieceSource pieces(access, access.file_begin(), access.file_end());
+    core::Piece piece;
+    while (pieces.next(piece)) {
+      if (touches_shared(piece.offset, piece.offset + piece.length)) return true;
+    }
+    return false;
+  }
   // Some shared object lies within the extent; whether a piece meets one
   // takes a look at each piece. Pieces come in file order and objects are
   // disjoint, so a pointer into the shared objects only moves forward.

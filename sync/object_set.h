@@ -27,11 +27,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <utility>
 #include <vector>
 
 #include "runtime/core/access.h"
+#include "runtime/core/file_view.h"
 #include "sync/interval_tree.h"
 
 namespace flowio::sync {
@@ -50,9 +52,27 @@ class ObjectSet {
   ObjectSet(std::span<const core::Access> accesses, std::int64_t range_begin,
             std::int64_t range_end);
 
+  // The objects of whole views, without end: views[r] is process r's (a
+  // null view, or one with no data, covers nothing). A view repeats its filetype every
+  // extent E_r from its displacement d_r; past S_r = d_r + the filetype's
+  // true upper bound, byte x is in it exactly when x - E_r is. So past
+  // S = max S_r all views together repeat with period L = lcm(E_r), and the
+  // set built over [0, S + L) answers for every byte: byte x >= S + L is
+  // shared as byte S + (x - S) mod L is. That range holds at most about
+  // `max_pieces` pieces of all views (a subarray view of an array repeats
+  // once per array: one period holds each process's tile once); when the
+  // period would take more, the set covers only as much of the file as the
+  // budget allows, without a period, and is conservative past it.
+  static ObjectSet of_views(std::span<const std::shared_ptr<const core::FileView>> views,
+                            std::int64_t max_pieces = std::int64_t{1} << 22);
+
   std::int64_t range_begin() const { return range_begin_; }
   std::int64_t range_end() const { return range_end_; }
   int processes() const { return processes_; }
+  // For a set of whole views: L, with [range_end() - L, range_end()) the
+  // period that repeats without end past range_end(); 0 for a set of a
+  // range only.
+  std::int64_t period() const { return period_; }
 
   std::size_t object_count() const { return object_sets_.size(); }
   // Object ids are 0 .. object_count() - 1 in file order.
@@ -75,7 +95,8 @@ class ObjectSet {
 
   // Whether an access of the bytes [begin, end) might conflict with another
   // process's: true when some byte lies in a shared object, or outside the
-  // range (about which the set knows nothing). False for an empty range.
+  // range (about which the set knows nothing; bytes past range_end() of a
+  // set with a period are answered through it). False for an empty range.
   // This is the question atomic mode asks before taking a lock: an access
   // for which it is false touches only bytes no other process's view
   // holds, so no other process can access them.
@@ -86,16 +107,22 @@ class ObjectSet {
   bool touches_shared(const core::Access& access) const;
 
   // The shared objects `rank` belongs to, in file order: where it shares
-  // data, and (through ranks()) with whom.
+  // data, and (through ranks()) with whom. Objects, overlap queries and
+  // this list cover [range_begin(), range_end()) only.
   std::vector<ObjectId> shared_objects_of(int rank) const;
 
   // Bytes this set holds (objects, tree, rank sets).
   std::size_t memory_bytes() const;
 
  private:
+  // touches_shared inside [range_begin_, range_end_).
+  bool touches_shared_in_range(std::int64_t begin, std::int64_t end) const;
+
   std::int64_t range_begin_ = 0;
   std::int64_t range_end_ = 0;
   int processes_ = 0;
+  std::int64_t period_ = 0;
+  bool period_has_shared_ = false;
   IntervalTree tree_;                       // the objects, ids in file order
   std::vector<std::uint32_t> object_sets_;  // rank set of each object
   // Rank set s is set_ranks_[set_first_[s], set_first_[s + 1]).

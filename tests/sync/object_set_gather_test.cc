@@ -109,7 +109,7 @@ std::vector<FileObject> model_objects(const std::vector<std::vector<Piece>>& pie
 // the model on every rank.
 TEST_CASE("Sync.ObjectSetGather.RandomViews") {
   std::mt19937_64 shared_rng(99);
-  for (int round = 0; round < 40; ++round) {
+  for (int round = 0; round < 25; ++round) {
     std::mt19937_64 own(1000 * static_cast<std::uint64_t>(round) +
                         static_cast<std::uint64_t>(rank_of()));
     std::string text;
@@ -173,4 +173,48 @@ TEST_CASE("Sync.ObjectSetGather.BadViewOnOneRank") {
         flowio::UsageError);
   }
   if (rank_of() == 0) MPI_Type_free(&filetype);
+}
+
+// Whole views: the objects up to end() are those of the range form over
+// [0, end()), and touches_shared past end() agrees with a model of every
+// rank's pieces over two more periods.
+TEST_CASE("Sync.ObjectSetGather.WholeViews") {
+  int folded_rounds = 0;
+  for (int round = 0; round < 10; ++round) {
+    std::mt19937_64 own(5000 + 1000 * static_cast<std::uint64_t>(round) +
+                        static_cast<std::uint64_t>(rank_of()));
+    std::string text;
+    MPI_Datatype filetype = valid_filetype(own, text);
+    const MPI_Offset displacement = static_cast<MPI_Offset>(own() % 200);
+    INFO("round " << round << " rank " << rank_of() << ": " << text << " displacement "
+                  << displacement);
+    const flowio::ObjectSet whole =
+        flowio::ObjectSet::gather(MPI_COMM_WORLD, displacement, MPI_BYTE, filetype);
+    const flowio::ObjectSet ranged =
+        flowio::ObjectSet::gather(MPI_COMM_WORLD, displacement, MPI_BYTE, filetype, 0, whole.end());
+    const flowio::core::FileView view(displacement, MPI_BYTE, filetype);
+    MPI_Type_free(&filetype);
+    REQUIRE(whole.size() == ranged.size());
+    for (std::size_t k = 0; k < whole.size(); ++k) CHECK(whole.object(k) == ranged.object(k));
+    if (whole.period() == 0 || whole.end() + 2 * whole.period() > 60000) continue;
+    ++folded_rounds;
+    const std::int64_t limit = whole.end() + 2 * whole.period();
+    const std::vector<Piece> mine = flowio::core::testing::view_pieces(
+        view, 0, view.filetype().size() > 0 ? view.stream_bytes_before(limit) : 0);
+    const std::vector<FileObject> model = model_objects(all_pieces(mine), 0, limit);
+    std::mt19937_64 shared_rng(static_cast<std::uint64_t>(round));  // the same on every rank
+    for (int query = 0; query < 100; ++query) {
+      const std::int64_t from =
+          whole.end() +
+          static_cast<std::int64_t>(shared_rng() % static_cast<std::uint64_t>(whole.period()));
+      const std::int64_t to =
+          std::min(limit, from + 1 + static_cast<std::int64_t>(shared_rng() % 64));
+      bool expected = false;
+      for (const FileObject& object : model) {
+        expected = expected || (object.shared() && object.begin < to && from < object.end);
+      }
+      CHECK(whole.touches_shared(from, to) == expected);
+    }
+  }
+  CHECK(folded_rounds >= 3);
 }

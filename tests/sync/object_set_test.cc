@@ -222,3 +222,85 @@ TEST_CASE("Sync.ObjectSet.BadRange") {
   CHECK_THROWS_AS(ObjectSet(none, -1, 5), flowio::UsageError);
   CHECK(ObjectSet(none, 5, 5).object_count() == 0);
 }
+
+// Whole views (of_views): past the built range the coverage of every byte
+// repeats with the period (checked byte by byte over three more periods),
+// and touches_shared of ranges anywhere, folded through the period, agrees
+// with the byte model; a period over the piece budget falls back to a
+// bounded set that is conservative past its end.
+TEST_CASE("Sync.ObjectSet.WholeViewsRepeat") {
+  std::mt19937_64 rng(2024);
+  int periodic_rounds = 0;
+  for (int round = 0; round < 120; ++round) {
+    const int processes = 1 + static_cast<int>(rng() % 4);
+    std::vector<std::shared_ptr<const flowio::core::FileView>> views;
+    std::string context = "round " + std::to_string(round);
+    for (int rank = 0; rank < processes; ++rank) {
+      const auto view = random_view(rng, 160);
+      views.push_back(view.view);
+      context += "\n  rank " + std::to_string(rank) + ": " + view.description;
+    }
+    INFO(context);
+    const ObjectSet set = ObjectSet::of_views(views, 200000);
+    // A period over the budget is the fallback case below; a long one
+    // would make the byte model slow.
+    const std::int64_t limit = set.range_end() + 3 * set.period() + 64;
+    if (set.period() == 0 || limit > 400000) continue;
+    ++periodic_rounds;
+    std::vector<std::vector<Piece>> pieces;
+    for (const auto& view : views) {
+      pieces.push_back(view_pieces(*view, 0, view->stream_bytes_before(limit)));
+    }
+    const ByteModel model(pieces, 0, limit);
+    const std::int64_t start = set.range_end() - set.period();
+    for (std::int64_t x = set.range_end(); x < limit; ++x) {
+      const std::int64_t folded = start + (x - start) % set.period();
+      if (model.covering[static_cast<std::size_t>(x)] !=
+          model.covering[static_cast<std::size_t>(folded)]) {
+        FAIL("byte " << x << " differs from its folded byte " << folded);
+      }
+    }
+    for (int query = 0; query < 200; ++query) {
+      const std::int64_t from =
+          static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(limit));
+      const std::int64_t to =
+          std::min(limit, from + static_cast<std::int64_t>(rng() % (set.period() + 40)));
+      INFO("touches_shared(" << from << ", " << to << ") period " << set.period());
+      CHECK(set.touches_shared(from, to) == model.shared_within(from, to));
+    }
+    // Each process's access far past the range, through the pieces.
+    for (std::size_t rank = 0; rank < views.size(); ++rank) {
+      const auto& view = views[rank];
+      if (view->filetype().size() == 0) continue;
+      const std::int64_t first = view->stream_bytes_before(set.range_end() + set.period());
+      const std::int64_t last = view->stream_bytes_before(limit);
+      const Access access(view, first, last);
+      bool expected = false;
+      access.for_each_piece(0, limit, [&](const Piece& piece) {
+        expected = expected || model.shared_within(piece.offset, piece.offset + piece.length);
+      });
+      CHECK(set.touches_shared(access) == expected);
+    }
+  }
+  CHECK(periodic_rounds > 50);
+
+  // Coprime extents 1009 and 1013 and a budget of 100 pieces: no period.
+  MPI_Datatype a, b;
+  MPI_Type_create_resized(MPI_INT, 0, 1009, &a);
+  MPI_Type_create_resized(MPI_INT, 0, 1013, &b);
+  MPI_Type_commit(&a);
+  MPI_Type_commit(&b);
+  const std::vector<std::shared_ptr<const flowio::core::FileView>> coprime = {
+      std::make_shared<const flowio::core::FileView>(0, MPI_BYTE, a),
+      std::make_shared<const flowio::core::FileView>(2, MPI_BYTE, b)};
+  MPI_Type_free(&a);
+  MPI_Type_free(&b);
+  const ObjectSet bounded = ObjectSet::of_views(coprime, 100);
+  CHECK(bounded.period() == 0);
+  CHECK(bounded.range_end() > 0);
+  CHECK(bounded.touches_shared(0, 2) == false);
+  CHECK(bounded.touches_shared(2, 4) == true);
+  CHECK(bounded.touches_shared(bounded.range_end(), bounded.range_end() + 1) == true);
+  const ObjectSet periodic = ObjectSet::of_views(coprime, 1 << 22);
+  CHECK(periodic.period() == 1009 * 1013);
+}

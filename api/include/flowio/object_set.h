@@ -55,6 +55,20 @@ class ObjectSet {
   static ObjectSet gather(MPI_Comm comm, MPI_Offset displacement, MPI_Datatype etype,
                           MPI_Datatype filetype, MPI_Offset begin, MPI_Offset end);
 
+  // Collective over `comm`: the objects of the whole views, without end.
+  // Views repeat their filetypes, so past some offset all of them together
+  // repeat with a period (the least common multiple of the filetypes'
+  // extents); the set holds the objects up to the end of the first full
+  // period, end(), and period() says how bytes past it repeat: byte x >=
+  // end() is shared exactly as byte end() - period() + (x - end()) %
+  // period() is. touches_shared answers for any bytes. When that range
+  // would hold more than about 4 million pieces (extents with a huge least
+  // common multiple), the set covers what that budget allows, period() is
+  // 0, and touches_shared is conservative (true) past end(). Throws as the
+  // range form does.
+  static ObjectSet gather(MPI_Comm comm, MPI_Offset displacement, MPI_Datatype etype,
+                          MPI_Datatype filetype);
+
   // An empty set (no objects).
   ObjectSet();
   ~ObjectSet();
@@ -67,6 +81,8 @@ class ObjectSet {
   // The range the set describes.
   MPI_Offset begin() const;
   MPI_Offset end() const;
+  // For a set of whole views, the period that repeats past end(); else 0.
+  MPI_Offset period() const;
 
   // Objects are numbered 0 .. size() - 1 in file order.
   std::size_t size() const;
@@ -81,8 +97,9 @@ class ObjectSet {
   std::vector<FileObject> shared_with_others(int rank) const;
 
   // Whether some byte of [begin, end) lies in a shared object, or outside
-  // the range the set describes (about which it knows nothing). An access
-  // for which this is false cannot conflict with another process's.
+  // the range the set describes (about which it knows nothing; past end()
+  // a set of whole views answers through its period). An access for which
+  // this is false cannot conflict with another process's.
   bool touches_shared(MPI_Offset begin, MPI_Offset end) const;
 
   // Bytes the set holds in memory.
