@@ -55,6 +55,26 @@ int open_flags(Mode mode, bool creating) {
   return flags;
 }
 
+// Opens the descriptor flowio reads and writes through. A file the user
+// opens write-only is opened read-write where its permissions allow it:
+// aggregators read the holes of a window they sieve, and a shared writable
+// mapping needs read access too; neither ever hands the user data read
+// from a write-only file. Where the permissions grant writing only, the
+// descriptor stays write-only and writes use methods that never read
+// (io::WindowIoSettings::file_readable).
+io::FileDescriptor open_descriptor(const std::string& path, Mode mode, bool creating,
+                                   int extra_flags = 0) {
+  const int flags = open_flags(mode, creating) | extra_flags;
+  if (has(mode, Mode::wronly)) {
+    try {
+      return io::FileDescriptor::open(path, (flags & ~O_ACCMODE) | O_RDWR);
+    } catch (const IoError& error) {
+      if (error.code() != ErrorCode::access_denied) throw;
+    }
+  }
+  return io::FileDescriptor::open(path, flags);
+}
+
 }  // namespace
 
 struct File::Impl {
@@ -114,7 +134,10 @@ struct File::Impl {
   // (until the hints change) rather than at every call.
   const runtime::CollectiveSettings& collective_settings(bool writing) {
     std::optional<runtime::CollectiveSettings>& kept = settings_for[writing ? 1 : 0];
-    if (!kept) kept = runtime::CollectiveSettings::from_hints(hints, ranks, writing);
+    if (!kept) {
+      kept = runtime::CollectiveSettings::from_hints(hints, ranks, writing);
+      kept->window_io.file_readable = fd.readable();
+    }
     return *kept;
   }
   std::array<std::optional<runtime::CollectiveSettings>, 2> settings_for;
@@ -170,7 +193,7 @@ File::Impl& File::impl() const {
 
 void File::Impl::open_direct() {
   try {
-    direct_fd = io::FileDescriptor::open(path, open_flags(mode, false) | O_DIRECT);
+    direct_fd = open_descriptor(path, mode, false, O_DIRECT);
   } catch (const IoError&) {
     hints["flowio_direct_io"] = "disable";
     return;
@@ -199,10 +222,10 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
   // Rank 0 creates the file alone, so that Mode::excl fails on one
   // process and is reported to all; the others open what now exists.
   runtime::run_collectively(impl->comm, "open", [&] {
-    if (impl->rank == 0) impl->fd = io::FileDescriptor::open(path, open_flags(mode, true));
+    if (impl->rank == 0) impl->fd = open_descriptor(path, mode, true);
   });
   runtime::run_collectively(impl->comm, "open", [&] {
-    if (impl->rank != 0) impl->fd = io::FileDescriptor::open(path, open_flags(mode, false));
+    if (impl->rank != 0) impl->fd = open_descriptor(path, mode, false);
   });
   if (has(mode, Mode::append)) impl->pointer = impl->fd.size();
   if (const auto direct = hints.find("flowio_direct_io");

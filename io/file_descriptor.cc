@@ -28,17 +28,20 @@ auto retry_on_interrupt(Call call) {
 FileDescriptor FileDescriptor::open(const std::string& path, int flags, mode_t mode) {
   const int fd = retry_on_interrupt([&] { return ::open(path.c_str(), flags | O_CLOEXEC, mode); });
   if (fd < 0) throw_errno(-fd, "open " + path);
-  return FileDescriptor(fd, path);
+  return FileDescriptor(fd, path, (flags & O_ACCMODE) != O_WRONLY);
 }
 
 FileDescriptor::FileDescriptor(FileDescriptor&& other) noexcept
-    : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)) {}
+    : fd_(std::exchange(other.fd_, -1)),
+      path_(std::move(other.path_)),
+      readable_(std::exchange(other.readable_, false)) {}
 
 FileDescriptor& FileDescriptor::operator=(FileDescriptor&& other) noexcept {
   if (this != &other) {
     if (fd_ >= 0) ::close(fd_);  // as in the destructor: see there
     fd_ = std::exchange(other.fd_, -1);
     path_ = std::move(other.path_);
+    readable_ = std::exchange(other.readable_, false);
   }
   return *this;
 }

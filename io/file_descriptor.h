@@ -42,6 +42,10 @@ class FileDescriptor {
   bool is_open() const noexcept { return fd_ >= 0; }
   // The path given to open(), for messages.
   const std::string& path() const noexcept { return path_; }
+  // Whether the descriptor was opened with read access (O_RDONLY or
+  // O_RDWR): methods that read the file before writing it (data sieving, a
+  // shared writable mapping) need it.
+  bool readable() const noexcept { return readable_; }
 
   // Closes the descriptor. The handle holds none afterwards, even when this
   // throws (Linux releases the descriptor whatever close returns, so it is
@@ -69,12 +73,14 @@ class FileDescriptor {
   void preallocate(std::int64_t size);
 
  private:
-  FileDescriptor(int fd, std::string path) noexcept : fd_(fd), path_(std::move(path)) {}
+  FileDescriptor(int fd, std::string path, bool readable) noexcept
+      : fd_(fd), path_(std::move(path)), readable_(readable) {}
 
   void require_open(const char* operation) const;
 
   int fd_ = -1;
   std::string path_;
+  bool readable_ = false;
 };
 
 }  // namespace flowio::io

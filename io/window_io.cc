@@ -31,6 +31,7 @@ Shape shape_of(std::span<const WindowPiece> pieces) {
 
 WindowMethod choose(const Shape& shape, std::size_t piece_count, const WindowIoSettings& settings) {
   if (shape.data == shape.end - shape.begin) return WindowMethod::contiguous;
+  if (!settings.file_readable) return WindowMethod::vectored;
   switch (settings.sieve) {
     case SieveMode::enable:
       return WindowMethod::sieve;
@@ -67,7 +68,7 @@ Plan plan_window(std::span<const WindowPiece> pieces, const WindowIoSettings& se
   const bool candidate =
       plan.method == WindowMethod::sieve || (plan.method == WindowMethod::vectored && close_enough);
   plan.try_mapping =
-      candidate &&
+      candidate && settings.file_readable &&
       (settings.mapping == SieveMode::enable ||
        (settings.mapping == SieveMode::automatic && shape.end - shape.begin >= kMapAtLeastBytes));
   plan.staged = plan.method == WindowMethod::contiguous &&

@@ -17,6 +17,7 @@
 //               apart;
 //   vectored    one request per run of touching pieces, no staging, all
 //               submitted in one batch.
+// A window whose pieces cover it is never read, whatever the settings.
 // Sieving writes bytes of the holes back unchanged, so it is only safe
 // where no one else writes the holes meanwhile: inside the aggregator's own
 // realm, with collective data phases run one at a time.
@@ -50,6 +51,10 @@ struct WindowIoSettings {
   // through a mapping instead (where one is possible) while the mean
   // distance between its pieces is below this.
   std::int64_t mapped_threshold = 262144;
+  // Whether the file may be read: false for a file whose permissions grant
+  // write access only. Writes then never sieve or map (both read the
+  // window first); a window with holes goes vectored whatever `sieve` says.
+  bool file_readable = true;
 };
 
 enum class WindowMethod { none, contiguous, sieve, mapped, vectored };

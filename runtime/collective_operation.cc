@@ -1245,6 +1245,7 @@ void CollectiveOperation::finish() {
     statistics.method += (statistics.method.empty() ? "" : "+") + method;
   }
   statistics.exchange = request_.settings.alltoallw ? "alltoallw" : "point_to_point";
+  statistics.read_access = request_.settings.window_io.file_readable;
   for (int stage = 0; stage < kStages; ++stage) {
     const StageCounters& counters = stages_[stage];
     statistics.stages.push_back(StageStatistics{

@@ -73,11 +73,11 @@ bool forwarding() {
   return forward;
 }
 
-void report_at_finalize() {
+void report_at_finalize(long kept_datatypes) {
   const char* setting = std::getenv("FLOWIO_MPIIO_REPORT");
   if (setting == nullptr || std::strcmp(setting, "1") != 0) return;
-  std::fprintf(stderr, "flowio-mpiio: served %ld file calls, forwarded %ld\n",
-               served_calls.load(), forwarded_calls.load());
+  std::fprintf(stderr, "flowio-mpiio: served %ld file calls, forwarded %ld, datatypes kept %ld\n",
+               served_calls.load(), forwarded_calls.load(), kept_datatypes);
 }
 
 }  // namespace flowio::mpiio

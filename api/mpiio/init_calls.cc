@@ -55,6 +55,6 @@ int MPI_Finalize() {
   for (auto& file : unregister_all_files()) {
     if (file->shared) file->shared->abandon();
   }
-  report_at_finalize();
+  report_at_finalize(kept_datatypes());
   return PMPI_Finalize();
 }

@@ -1,10 +1,14 @@
 #include "api/mpiio/layer_file.h"
 
+#include <atomic>
 #include <mutex>
 #include <unordered_map>
 
 namespace flowio::mpiio {
 namespace {
+
+// Relaxed: a statistic, read once at MPI_Finalize after every file call.
+std::atomic<long> kept_count{0};
 
 bool is_predefined(MPI_Datatype type) {
   int integers = 0, addresses = 0, datatypes = 0, combiner = 0;
@@ -12,10 +16,20 @@ bool is_predefined(MPI_Datatype type) {
   return combiner == MPI_COMBINER_NAMED;
 }
 
+// A kept duplicate of `type`, counted; named types are kept as they are.
+MPI_Datatype keep_type(MPI_Datatype type) {
+  if (is_predefined(type)) return type;
+  kept_count.fetch_add(1, std::memory_order_relaxed);
+  return duplicate_unless_named(type);
+}
+
 void release_type(MPI_Datatype& type) {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized && type != MPI_DATATYPE_NULL && !is_predefined(type)) MPI_Type_free(&type);
+  if (!finalized && type != MPI_DATATYPE_NULL && !is_predefined(type)) {
+    MPI_Type_free(&type);
+    kept_count.fetch_sub(1, std::memory_order_relaxed);
+  }
   type = MPI_DATATYPE_NULL;
 }
 
@@ -41,8 +55,8 @@ LayerFile::~LayerFile() {
 
 void LayerFile::remember_view(MPI_Offset disp, MPI_Datatype new_etype, MPI_Datatype new_filetype,
                               const char* representation) {
-  MPI_Datatype kept_etype = duplicate_unless_named(new_etype);
-  MPI_Datatype kept_filetype = duplicate_unless_named(new_filetype);
+  MPI_Datatype kept_etype = keep_type(new_etype);
+  MPI_Datatype kept_filetype = keep_type(new_filetype);
   release_type(etype);
   release_type(filetype);
   displacement = disp;
@@ -57,6 +71,8 @@ MPI_Datatype duplicate_unless_named(MPI_Datatype type) {
   MPI_Type_dup(type, &copy);
   return copy;
 }
+
+long kept_datatypes() { return kept_count.load(std::memory_order_relaxed); }
 
 int LayerFile::etype_size() const {
   int size = 1;

@@ -60,6 +60,11 @@ struct LayerFile {
 // (what MPI_File_get_view hands out, and what a LayerFile keeps).
 MPI_Datatype duplicate_unless_named(MPI_Datatype type);
 
+// Derived datatypes that LayerFiles hold (their views' duplicates). Every
+// one is freed when its file closes, or at MPI_Finalize for files left
+// open: the count is 0 then, which the report at finalize shows.
+long kept_datatypes();
+
 // Takes ownership; returns the handle the program will see.
 MPI_File register_file(std::unique_ptr<LayerFile> file);
 // The LayerFile behind `handle`, or nullptr when it is MPI_FILE_NULL or

@@ -10,8 +10,9 @@
 # compared by name only: their content legitimately depends on the order in
 # which ranks ran), or if the line the layer prints at MPI_Finalize with
 # FLOWIO_MPIIO_REPORT=1 ("flowio-mpiio: served N file calls, forwarded M")
-# does not show N > 0 in the layer run and N = 0 when switched off: proof
-# of who served the program.
+# does not show N > 0 in the layer run and N = 0 when switched off (proof
+# of who served the program), or shows the layer still holding datatypes
+# it duplicated ("datatypes kept K", K > 0) at MPI_Finalize.
 #
 # RUN_PLAIN_ONLY=1 replaces the layered run by a second plain run (LAYER_SO
 # is then not needed): for developing tests before the layer exists, and to
@@ -155,6 +156,7 @@ expect_report() {
 }
 if [ "$plain_only" != 1 ]; then
   expect_report layer 'flowio-mpiio: served [1-9]' "the layer did not serve the program"
+  expect_report layer 'datatypes kept 0$' "the layer did not free every datatype it duplicated"
   expect_report switched_off 'flowio-mpiio: served 0 file calls, forwarded [1-9]' \
     "FLOWIO_MPIIO=off did not make the layer forward every call"
 fi

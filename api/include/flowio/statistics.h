@@ -34,6 +34,9 @@ struct OperationStatistics {
                                 // "sieve", "mapped" (sieving through a mapping
                                 // of the file), "vectored", a mix as
                                 // "mapped+vectored", or ""
+  bool read_access = true;      // false when the file's permissions forbid reading
+                                // it: no method that reads ("sieve", "mapped")
+                                // could be used, windows with holes went "vectored"
   std::string exchange;         // "point_to_point" or "alltoallw"
   std::vector<StageStatistics> stages;
 };
