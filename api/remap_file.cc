@@ -8,6 +8,7 @@
 #include <charconv>
 #include <cstdint>
 #include <exception>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -79,12 +80,19 @@ RemapReport remap_file(MPI_Comm comm, const std::string& source, const ConsumerV
   const double started = MPI_Wtime();
   const std::int64_t window = window_bytes(hints);
   File in = File::open(comm, source, Mode::rdonly, hints);
+  // Translating a file onto itself would cut it before it is read. Every
+  // process sees the same answer (the files are shared).
+  std::error_code ignored;
+  if (std::filesystem::equivalent(source, target, ignored)) {
+    throw UsageError(ErrorCode::invalid_argument,
+                     "remap_file: the target " + target + " is the source file");
+  }
   const runtime::ObjectFileIndex index =
       runtime::ObjectFileIndex::plan(ConsumerViewsAccess::accesses(consumers), in.size());
   File out = File::open(comm, target, Mode::create | Mode::wronly, hints);
-  // Whatever the target held before is cut away (the windows fill every
-  // section byte; the padding between sections reads as zeros).
-  out.set_size(0);
+  // Whatever the target held past the new size is cut away; the windows
+  // fill every section byte, so nothing else of it survives but the
+  // padding between sections, which no reader reads.
   out.set_size(index.file_size());
   const int rank = [&] {
     int r = 0;

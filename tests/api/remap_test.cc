@@ -294,8 +294,10 @@ TEST_CASE("Remap.ObjectFile.ShortSectionNoncontiguousMemory") {
   objects.close();
 }
 
-// A file that is not an object file, and bad arguments, are refused with
-// UsageError on every process.
+// A file that is not an object file, and bad arguments (a negative offset,
+// a tiny window, a consumer out of range, the source as the target), are
+// refused with UsageError on every process; a missing source is an
+// IoError.
 TEST_CASE("Remap.ObjectFile.BadInput") {
   const MPI_Comm comm = MPI_COMM_WORLD;
   const std::string plain = flowio::testing::scratch_path(comm, "remap_plain");
@@ -324,6 +326,7 @@ TEST_CASE("Remap.ObjectFile.BadInput") {
   objects.close();
   CHECK_THROWS_AS(flowio::remap_file(comm, plain + ".missing", views, objects_path),
                   flowio::IoError);
+  CHECK_THROWS_AS(flowio::remap_file(comm, plain, views, plain), flowio::UsageError);
 }
 
 // A description built locally from every consumer's view (describe) equals

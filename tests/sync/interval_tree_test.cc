@@ -56,7 +56,7 @@ TEST_CASE("Sync.IntervalTree.PaperTileReader") {
 // every query returns exactly the intervals a scan finds, each once.
 TEST_CASE("Sync.IntervalTree.RandomOverlapping") {
   std::mt19937_64 rng(14);
-  for (int round = 0; round < 200; ++round) {
+  for (int round = 0; round < 100; ++round) {
     const int n = static_cast<int>(rng() % 300);
     const std::int64_t span = 1 + static_cast<std::int64_t>(rng() % 2000);
     std::vector<Interval> intervals;
