@@ -6,7 +6,8 @@
 // is chosen for --objects objects (default 10^6, also 10^4 and 10^5 with
 // --sweep=1). Measured, medians of --reps:
 //   build     sync::ObjectSet from the P accesses (the merge of their piece
-//             streams and the balanced interval tree), on one process;
+//             streams and the balanced interval tree), on one process, in
+//             elapsed and in CPU seconds (the machine is shared);
 //   gather    flowio::ObjectSet::gather on the job's ranks: the flattened
 //             views exchanged, then the same build on every rank;
 //   query     one overlap query of a random 4 KiB range (median of 10^5);
@@ -21,6 +22,7 @@
 //   [--sweep=0|1] [--reps=5]
 #include <mpi.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include <algorithm>
 #include <chrono>
@@ -47,6 +49,14 @@ constexpr std::int64_t kPeriod = 64, kShift = 16, kLength = 24;
 
 double seconds_since(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+// CPU seconds this thread has run: on a loaded machine, what the work
+// costs apart from the waits for a core.
+double thread_cpu_seconds() {
+  timespec now{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
 }
 
 std::int64_t peak_rss_bytes() {
@@ -77,13 +87,15 @@ void measure(bench::Report& report, int processes, std::int64_t objects_wanted, 
     accesses.emplace_back(view, 0, view->stream_bytes_before(range_end));
   }
 
-  std::vector<double> build_s, gather_s;
+  std::vector<double> build_s, build_cpu_s, gather_s;
   std::unique_ptr<flowio::sync::ObjectSet> set;
   const std::int64_t rss_before = peak_rss_bytes();
   for (int rep = 0; rep < reps; ++rep) {
     set.reset();
     const auto start = Clock::now();
+    const double cpu_start = thread_cpu_seconds();
     set = std::make_unique<flowio::sync::ObjectSet>(accesses, 0, range_end);
+    build_cpu_s.push_back(thread_cpu_seconds() - cpu_start);
     build_s.push_back(seconds_since(start));
   }
   const std::int64_t rss_growth = peak_rss_bytes() - rss_before;
@@ -137,6 +149,7 @@ void measure(bench::Report& report, int processes, std::int64_t objects_wanted, 
           .add("objects", static_cast<std::int64_t>(set->object_count()))
           .add("shared", static_cast<std::int64_t>(shared))
           .add("build_s", bench::median(build_s))
+          .add("build_cpu_s", bench::median(build_cpu_s))
           .add("gather_s", gather_s.empty() ? 0.0 : bench::median(gather_s))
           .add("MiB", set->memory_bytes() / 1048576.0)
           .add("bytes_per_object",
