@@ -17,7 +17,7 @@
 #include "io/storage_backend.h"
 #include "io/view_transfer.h"
 #include "runtime/collective_error.h"
-#include "runtime/collective_operation.h"
+#include "runtime/collective_context.h"
 #include "runtime/collective_settings.h"
 #include "runtime/core/access.h"
 #include "runtime/core/file_view.h"
@@ -128,6 +128,13 @@ struct File::Impl {
       if (key != "flowio_io_backend" && key != "flowio_direct_io") hints[key] = value;
     }
     settings_for.fill(std::nullopt);
+    forget_plans();
+  }
+
+  // Compiled collective plans assume the view, the hints and the file's
+  // size as they were: each change drops them (between operations).
+  void forget_plans() {
+    if (collective) collective->forget_plans(collective_settings(true).plans_kept);
   }
 
   // The collective settings the hints give, parsed once per direction
@@ -172,7 +179,7 @@ struct File::Impl {
   Future<std::size_t> start_transfer(bool writing, MPI_Offset offset, const void* buffer,
                                      MPI_Count count, MPI_Datatype datatype,
                                      bool advance_pointer = false);
-  // The same, as a collective operation (runtime/collective_operation.h).
+  // The same, as a collective operation (runtime/collective_context.h).
   Future<std::size_t> start_collective(bool writing, MPI_Offset offset, const void* buffer,
                                        MPI_Count count, MPI_Datatype datatype,
                                        bool advance_pointer = false, bool blocking = false);
@@ -207,6 +214,8 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
   auto impl = std::make_unique<Impl>();
   impl->engine = runtime::Engine::acquire();
   check_mpi(MPI_Comm_dup(comm, &impl->comm), "MPI_Comm_dup");
+  // Failures come back as codes, to become exceptions, not abort.
+  MPI_Comm_set_errhandler(impl->comm, MPI_ERRORS_RETURN);
   MPI_Comm_rank(impl->comm, &impl->rank);
   impl->path = path;
   impl->mode = mode;
@@ -235,6 +244,7 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
   MPI_Comm_size(impl->comm, &impl->ranks);
   impl->collective = std::make_unique<runtime::CollectiveContext>(impl->comm, impl->fd,
                                                                   *impl->backend, *impl->engine);
+  impl->forget_plans();
   return File(std::move(impl));
 }
 
@@ -264,6 +274,7 @@ void File::set_view(MPI_Offset displacement, MPI_Datatype etype, MPI_Datatype fi
   file.view = std::move(view);
   file.pointer = 0;
   file.merge_hints(hints);
+  file.forget_plans();
 }
 
 void File::set_hints(const Hints& hints) {
@@ -493,6 +504,7 @@ void File::set_size(MPI_Offset bytes) {
   runtime::run_collectively(file.comm, "set_size", [&] {
     if (file.rank == 0) file.fd.truncate(bytes);
   });
+  file.forget_plans();
 }
 
 void File::preallocate(MPI_Offset bytes) {
@@ -503,6 +515,7 @@ void File::preallocate(MPI_Offset bytes) {
   runtime::run_collectively(file.comm, "preallocate", [&] {
     if (file.rank == 0) file.fd.preallocate(bytes);
   });
+  file.forget_plans();
 }
 
 namespace {

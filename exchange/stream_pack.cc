@@ -33,10 +33,18 @@ void walk(const core::MemoryLayout& memory, std::int64_t from, std::int64_t byte
 // library call would cost more than the copy itself.
 inline void copy_piece(char* to, const char* from, std::int64_t length) {
   switch (length) {
-    case 4: std::memcpy(to, from, 4); return;
-    case 8: std::memcpy(to, from, 8); return;
-    case 16: std::memcpy(to, from, 16); return;
-    default: std::memcpy(to, from, static_cast<std::size_t>(length)); return;
+    case 4:
+      std::memcpy(to, from, 4);
+      return;
+    case 8:
+      std::memcpy(to, from, 8);
+      return;
+    case 16:
+      std::memcpy(to, from, 16);
+      return;
+    default:
+      std::memcpy(to, from, static_cast<std::size_t>(length));
+      return;
   }
 }
 

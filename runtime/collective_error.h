@@ -5,8 +5,25 @@
 #include <mpi.h>
 
 #include <exception>
+#include <string>
 
 namespace flowio::runtime {
+
+// What a failure was, in a form that travels in a message: the ErrorCode,
+// errno and MPI code of the exception, and its text.
+struct FailureFacts {
+  int code = 0;
+  int system_errno = 0;
+  int mpi_code = 0;
+  std::string message;
+};
+FailureFacts facts_of(const std::exception_ptr& failure);
+
+// Throws, on a rank that did not fail itself, the exception of the same
+// kind (IoError, UsageError or MpiError by the code) as `facts` describe,
+// naming `operation` and the rank where it failed first.
+[[noreturn]] void throw_agreed_failure(const FailureFacts& facts, int failed_rank,
+                                       const char* operation);
 
 // Collective over `comm`. `local_failure` is this rank's exception, or
 // null. If no rank failed, returns. Otherwise the failing ranks rethrow

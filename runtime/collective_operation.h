@@ -1,107 +1,149 @@
-// Collective operations: two-phase collective I/O compiled into a oneTBB
-// flow graph per call.
-//
-// Phases of one operation, all off the caller's thread except the first:
-//   offsets   (at the call) this process's access and its summary, whose
-//             MPI_Iallgather is posted at once, in call order;
-//   realms    every process computes the same realm layout from the
-//             gathered summaries;
-//   metadata  clients send each aggregator whose realm they touch a
-//             description of their access (flattened filetype or explicit
-//             pieces, whichever is smaller);
-//   data      two pipelines with a bounded number of buffer iterations in
-//             flight: the client's (pack -> send, or receive -> unpack) and
-//             the aggregator's (receive -> write, or read -> send), one item
-//             per window of the realm. MPI requests complete on the progress
-//             thread, which hands them back to the graph (async_node);
-//   agree     the processes agree on the outcome, and every future
-//             completes with the value or the same error.
-// The data phases of a file's operations run one at a time in call order,
-// so data sieving never races with another operation's writes.
+// CollectiveOperation: one process's part of one collective call, from
+// the call to the completion of its future: the request, what the
+// processes told each other, the plan it runs, and the state of its buffer
+// iterations while they run. The stages (collective_stages.h) read and
+// write it as the graph moves the operation along; each field below is
+// written by one stage and read by the stages after it, which the graph's
+// edges order.
 #pragma once
 
 #include <mpi.h>
 
+#include <atomic>
 #include <cstdint>
-#include <deque>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <vector>
 
+#include "exchange/metadata_exchange.h"
 #include "flowio/future.h"
-#include "flowio/statistics.h"
-#include "io/file_descriptor.h"
-#include "io/storage_backend.h"
-#include "runtime/collective_settings.h"
-#include "runtime/core/access.h"
-#include "runtime/core/memory_layout.h"
-#include "runtime/engine.h"
+#include "runtime/collective_plan.h"
+#include "runtime/collective_request.h"
+#include "runtime/core/realm_policy.h"
+#include "runtime/operation_recorder.h"
+#include "runtime/outcome_agreement.h"
 
 namespace flowio::runtime {
 
-// What an open file lends its collective operations. The file owns it and
-// waits for every operation before destroying it.
-class CollectiveContext {
- public:
-  // Duplicates `comm` three times (collective over it).
-  CollectiveContext(MPI_Comm comm, const io::FileDescriptor& file, io::StorageBackend& backend,
-                    Engine& engine);
-  ~CollectiveContext();
-  CollectiveContext(const CollectiveContext&) = delete;
-  CollectiveContext& operator=(const CollectiveContext&) = delete;
+class CollectiveContext;
+class Executor;
+class GraphRunner;
 
-  // Statistics of completed operations, oldest first.
-  std::vector<OperationStatistics> statistics() const;
+// What each process tells the others at the call (one MPI_Iallgather):
+// its access summary, the key of its access for the plan cache, and
+// whether it has already done its part itself (accessed_early), with what
+// outcome.
+struct Announcement {
+  core::AccessSummary summary;
+  std::uint64_t plan_key = 0;
+  std::int64_t accessed_early = 0;
+  std::int64_t failed_early = 0;
+};
+
+// A client message in flight.
+struct ClientRun {
+  std::vector<char> staging;  // when memory is not contiguous
+  char* data = nullptr;
+  std::int64_t received = 0;  // reads: bytes that lay before end of file
+  std::int64_t posted_ns = 0;
+};
+
+// A window in flight on its aggregator.
+struct WindowRun {
+  std::vector<char> buffer;
+  std::vector<std::int64_t> before_end;  // reads: bytes of each part before end of file
+  std::int64_t posted_ns = 0;
+};
+
+// An Alltoallw round in flight.
+struct RoundRun {
+  std::vector<char> client_data;  // this process's shares, one after another
+  std::int64_t posted_ns = 0;
+};
+
+class CollectiveOperation {
+ public:
+  CollectiveOperation(CollectiveContext& context, CollectiveRequest request,
+                      std::function<void()> on_done);
+  CollectiveOperation(const CollectiveOperation&) = delete;
+  CollectiveOperation& operator=(const CollectiveOperation&) = delete;
+
+  // Starts the operation on the caller's thread and returns its future; the
+  // operation keeps itself alive until it completes. Blocking calls alone
+  // on their file run to completion here (inline).
+  static Future<std::size_t> start(CollectiveContext& context, CollectiveRequest request,
+                                   std::function<void()> on_done);
+
+  // A failure of this process's part; the first one is kept and reported
+  // at the agreement. Thread safe.
+  void fail(std::exception_ptr failure);
+  std::exception_ptr failure() const;
+  // Runs `body`, keeping what it throws as the operation's failure, so that
+  // every process goes through the whole protocol and none waits forever.
+  template <typename Body>
+  void guarded(Body&& body) {
+    try {
+      body();
+    } catch (...) {
+      fail(std::current_exception());
+    }
+  }
+
+  // One buffer iteration (item, window or round) is done; the last one
+  // takes the operation to the agreement. Thread safe.
+  void item_done();
+  // The end: statistics, the future, the next operations. Called once.
+  void complete();
+
+  CollectiveContext& context;
+  const CollectiveRequest request;
+  const std::uint64_t sequence;
+  OperationRecorder recorder;
+  Executor* executor = nullptr;  // set at start, with runner
+  GraphRunner* runner = nullptr;
+  std::int64_t started_ns = 0;
+
+  // Offsets: this process's announcement and everyone's.
+  Announcement announcement;
+  std::vector<Announcement> announcements;
+  std::vector<core::AccessSummary> summaries;
+  std::vector<std::int64_t> view_words;  // this access described by its view
+  MPI_Request gather_request = MPI_REQUEST_NULL;
+  // Every process did its part before the gather and none failed: the
+  // gather was the whole protocol.
+  bool told_by_gather = false;
+
+  // Realms and metadata: the plan, compiled here or kept from an earlier
+  // call with the same accesses.
+  std::shared_ptr<CollectivePlan> plan;
+  bool plan_reused = false;
+  exchange::MetadataExchange metadata;
+
+  // Data.
+  bool accessed_directly = false;  // this process moved its own data
+  std::optional<std::int64_t> bytes_read_directly;
+  std::vector<ClientRun> client_runs;
+  std::vector<WindowRun> window_runs;
+  std::vector<RoundRun> round_runs;
+  std::atomic<std::size_t> remaining{0};
+
+  // Agreement.
+  OutcomeAgreement agreement;
+  std::int64_t agree_begin_ns = 0;
+  std::exception_ptr outcome;
 
  private:
-  friend class CollectiveOperation;
+  // The gather completed: everyone's announcements are in.
+  void gathered(int code);
 
-  // Runs `phase` on the engine once every operation started before it
-  // has called data_phase_done().
-  void run_in_order(std::function<void()> phase);
-  // Takes the turn at once if no operation is running or waiting; the
-  // caller then runs its phase itself.
-  bool try_run_now();
-  void data_phase_done();
-  void log(OperationStatistics statistics);
-
-  MPI_Comm metadata_comm_ = MPI_COMM_NULL;  // summaries and access descriptions
-  MPI_Comm data_comm_ = MPI_COMM_NULL;      // data messages, tagged by window
-  MPI_Comm agree_comm_ = MPI_COMM_NULL;     // outcome agreement, in call order
-  int rank_ = 0;
-  int ranks_ = 1;
-  int tag_bound_ = 32767;
-  const io::FileDescriptor& file_;
-  io::StorageBackend& backend_;
-  Engine& engine_;
-  std::uint64_t next_sequence_ = 0;  // caller's thread only
-  // Set by the first operation with persistent realms; read and written
-  // only in data phases, which run one at a time.
-  std::optional<std::int64_t> persistent_unit_;
-
-  mutable std::mutex mutex_;
-  bool busy_ = false;
-  std::deque<std::function<void()>> waiting_;
-  std::deque<OperationStatistics> log_;
+  Promise<std::size_t> promise_;
+  std::function<void()> on_done_;
+  std::shared_ptr<CollectiveOperation> self_;  // alive until complete()
+  mutable std::mutex mutex_;                   // failure_
+  std::exception_ptr failure_;
 };
-
-// One process's part of a collective call.
-struct CollectiveRequest {
-  bool writing = false;
-  // The caller waits for the result at once (write_all, not iwrite_all).
-  bool blocking = false;
-  core::Access access;  // where its data goes in the file
-  std::shared_ptr<const core::FlatType> memory_type;
-  core::MemoryLayout memory;  // where its data is in memory (memory.type = memory_type)
-  CollectiveSettings settings;
-};
-
-// Starts a collective operation. Must be called by every process of the
-// file, in the same order. `on_done` runs after the future completes (the
-// file counts its outstanding operations with it).
-Future<std::size_t> start_collective(CollectiveContext& context, CollectiveRequest request,
-                                     std::function<void()> on_done);
 
 }  // namespace flowio::runtime

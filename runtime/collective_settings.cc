@@ -129,6 +129,9 @@ CollectiveSettings CollectiveSettings::from_hints(const Hints& hints, int ranks,
     }
     settings.alltoallw = *text == "alltoallw";
   }
+  if (const std::string* text = find(hints, "flowio_plan_cache")) {
+    settings.plans_kept = static_cast<int>(parse_count("flowio_plan_cache", *text, 0));
+  }
   return settings;
 }
 

@@ -25,6 +25,8 @@ struct CollectiveSettings {
   int buffers_in_flight = 3;
   io::WindowIoSettings window_io;
   bool alltoallw = false;
+  // flowio_plan_cache: compiled plans a file keeps for reuse (0: none).
+  int plans_kept = 4;
 
   // Reads the hints for a write or a read on a communicator of `ranks`
   // processes. Throws UsageError(invalid_argument) for a malformed value

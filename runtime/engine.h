@@ -41,6 +41,9 @@ class Engine {
   Progress& progress() { return progress_; }
   // The process's I/O thread, which performs aggregators' file I/O.
   IoService& io() { return io_; }
+  // The arena of the worker threads: flow graphs built inside it run their
+  // tasks there.
+  tbb::task_arena& arena() { return arena_; }
 
  private:
   Engine();

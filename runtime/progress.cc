@@ -1,32 +1,57 @@
 #include "runtime/progress.h"
 
-#include <sched.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
+#include <cerrno>
 
+#include "flowio/error.h"
+#include "runtime/backoff.h"
 #include "runtime/clock.h"
 
 namespace flowio::runtime {
 namespace {
 
-constexpr std::int64_t kPollingNanoseconds = 20'000'000;
-// A wait on the caller tests back to back this long before it starts
-// yielding: most collective steps of a small call complete within it, and
-// a yield costs a system call each time.
-constexpr std::int64_t kTestWithoutYieldNanoseconds = 20'000;
+int make_eventfd() {
+  const int fd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (fd < 0) throw_errno(errno, "eventfd for the progress thread");
+  return fd;
+}
+
+void drain(int fd) {
+  std::uint64_t count = 0;
+  // Nonblocking: nothing to read is not an error, only nothing to do.
+  [[maybe_unused]] const ssize_t got = ::read(fd, &count, sizeof count);
+}
+
+void pause(std::int64_t nanoseconds) {
+  timespec pause{nanoseconds / 1'000'000'000, nanoseconds % 1'000'000'000};
+  ::nanosleep(&pause, nullptr);
+}
 
 }  // namespace
 
-Progress::Progress() : thread_([this] { run(); }) {}
+Progress::Progress() : wake_fd_(make_eventfd()), thread_([this] { run(); }) {}
 
 Progress::~Progress() {
   {
     std::lock_guard lock(mutex_);
     stopping_ = true;
   }
-  wake_.notify_all();
+  wake();
   thread_.join();
+  ::close(wake_fd_);
+}
+
+void Progress::wake() {
+  const std::uint64_t one = 1;
+  // Cannot fail short of a counter overflow, which a pending wake-up
+  // makes harmless anyway.
+  [[maybe_unused]] const ssize_t put = ::write(wake_fd_, &one, sizeof one);
 }
 
 void Progress::watch(std::vector<MPI_Request> requests, Done done) {
@@ -39,33 +64,60 @@ void Progress::watch(std::vector<MPI_Request> requests, Done done) {
     std::lock_guard lock(mutex_);
     incoming_.push_back(Group{std::move(requests), std::move(statuses), std::move(done)});
   }
-  wake_.notify_one();
+  wake();
+}
+
+void Progress::watch_descriptor(int fd, std::function<void()> readable) {
+  {
+    std::lock_guard lock(mutex_);
+    descriptors_.push_back(Descriptor{fd, std::move(readable)});
+    ++descriptors_version_;
+  }
+  wake();
+}
+
+void Progress::forget_descriptor(int fd) {
+  std::unique_lock lock(mutex_);
+  std::erase_if(descriptors_, [fd](const Descriptor& d) { return d.fd == fd; });
+  ++descriptors_version_;
+  // The loop round under way may still hold the old list; the next one
+  // does not.
+  const std::uint64_t round = loops_;
+  lock.unlock();
+  wake();
+  lock.lock();
+  loop_done_.wait(lock, [&] { return loops_ > round || stopping_; });
+}
+
+std::int64_t Progress::cpu_ns() const {
+  clockid_t clock;
+  if (pthread_getcpuclockid(const_cast<std::thread&>(thread_).native_handle(), &clock) != 0) {
+    return 0;
+  }
+  timespec used{};
+  clock_gettime(clock, &used);
+  return std::int64_t{used.tv_sec} * 1'000'000'000 + used.tv_nsec;
 }
 
 void Progress::run() {
-  using std::chrono::microseconds;
   std::list<Group> active;
-  // While requests are outstanding MPI needs to be called often: large
-  // messages move in fragments, each waiting for the next poll. So the
-  // thread polls (yielding the core between polls) for a while after the
-  // last sign of activity, and only then backs off into short sleeps.
-  std::int64_t last_activity = now_ns();
-  int sleeps = 0;
+  std::vector<Descriptor> descriptors;
+  std::uint64_t seen_version = ~std::uint64_t{0};
+  std::vector<pollfd> polled;
+  // Since when nothing has completed: the back-off grows with it.
+  std::int64_t quiet_since = now_ns();
   for (;;) {
     {
-      std::unique_lock lock(mutex_);
-      if (active.empty()) {
-        wake_.wait(lock, [this] { return stopping_ || !incoming_.empty(); });
-      } else if (now_ns() - last_activity > kPollingNanoseconds) {
-        const auto pause = microseconds(std::min(200, 5 << std::min(sleeps++, 6)));
-        wake_.wait_for(lock, pause, [this] { return stopping_ || !incoming_.empty(); });
-      }
+      std::lock_guard lock(mutex_);
+      ++loops_;
+      loop_done_.notify_all();
       if (stopping_) return;
-      if (!incoming_.empty()) {
-        last_activity = now_ns();
-        sleeps = 0;
-      }
+      if (!incoming_.empty()) quiet_since = now_ns();
       active.splice(active.end(), incoming_);
+      if (seen_version != descriptors_version_) {
+        descriptors = descriptors_;
+        seen_version = descriptors_version_;
+      }
     }
     for (auto group = active.begin(); group != active.end();) {
       int flag = 0;
@@ -74,24 +126,49 @@ void Progress::run() {
       if (flag || code != MPI_SUCCESS) {
         group->done(code, group->statuses);
         group = active.erase(group);
-        last_activity = now_ns();
-        sleeps = 0;
+        quiet_since = now_ns();
       } else {
         ++group;
       }
     }
-    if (now_ns() - last_activity <= kPollingNanoseconds) sched_yield();
+    const std::int64_t pause_ns = active.empty() ? -1 : Backoff::pause_ns(now_ns() - quiet_since);
+    if (pause_ns == 0) continue;
+    polled.assign(1, pollfd{wake_fd_, POLLIN, 0});
+    for (const Descriptor& descriptor : descriptors) {
+      polled.push_back(pollfd{descriptor.fd, POLLIN, 0});
+    }
+    // poll's timeout is in milliseconds; shorter pauses sleep instead,
+    // after a poll that does not wait, so that work already signalled is
+    // seen first.
+    const bool sleep_finely = pause_ns > 0 && pause_ns < 1'000'000;
+    const int timeout_ms = pause_ns < 0   ? -1
+                           : sleep_finely ? 0
+                                          : static_cast<int>(pause_ns / 1'000'000);
+    int ready = ::poll(polled.data(), polled.size(), timeout_ms);
+    if (ready == 0 && sleep_finely) {
+      pause(pause_ns);
+      ready = ::poll(polled.data(), polled.size(), 0);
+    }
+    if (ready <= 0) continue;
+    if (polled[0].revents & POLLIN) drain(wake_fd_);
+    for (std::size_t i = 1; i < polled.size(); ++i) {
+      if (polled[i].revents & POLLIN) {
+        descriptors[i - 1].readable();
+        quiet_since = now_ns();
+      }
+    }
   }
 }
 
-int wait_all_yielding(std::span<MPI_Request> requests, MPI_Status* statuses) {
+int wait_all_on_caller(std::span<MPI_Request> requests, MPI_Status* statuses) {
   const std::int64_t started = now_ns();
   for (;;) {
     int flag = 0;
     const int code =
         MPI_Testall(static_cast<int>(requests.size()), requests.data(), &flag, statuses);
     if (flag || code != MPI_SUCCESS) return code;
-    if (now_ns() - started > kTestWithoutYieldNanoseconds) sched_yield();
+    const std::int64_t pause_ns = Backoff::pause_ns(now_ns() - started);
+    if (pause_ns > 0) pause(pause_ns);
   }
 }
 

@@ -37,6 +37,9 @@ struct OperationStatistics {
   bool read_access = true;      // false when the file's permissions forbid reading
                                 // it: no method that reads ("sieve", "mapped")
                                 // could be used, windows with holes went "vectored"
+  bool plan_reused = false;     // the plan compiled for an earlier call with the same
+                                // accesses on every process was run again: no realm
+                                // calc or metadata transfer
   std::string exchange;         // "point_to_point" or "alltoallw"
   std::vector<StageStatistics> stages;
 };

@@ -1,0 +1,82 @@
+#include "runtime/collective_context.h"
+
+#include "flowio/error.h"
+#include "runtime/collective_operation.h"
+#include "runtime/engine.h"
+#include "runtime/inline_graph_runner.h"
+#include "runtime/tbb_graph_runner.h"
+
+namespace flowio::runtime {
+
+CollectiveContext::CollectiveContext(MPI_Comm file_comm, const io::FileDescriptor& file,
+                                     io::StorageBackend& backend, Engine& engine)
+    : gather_comm_(file_comm), file_(file), backend_(backend), engine_(engine) {
+  check_mpi(MPI_Comm_dup(file_comm, &comm_), "MPI_Comm_dup");
+  // Failures come back as codes, to reach the futures, not abort.
+  MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &ranks_);
+  byte_types_.assign(static_cast<std::size_t>(ranks_), MPI_BYTE);
+}
+
+CollectiveContext::~CollectiveContext() {
+  background_.reset();
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Comm_free(&comm_);
+}
+
+std::vector<OperationStatistics> CollectiveContext::statistics() const {
+  std::lock_guard lock(mutex_);
+  return {log_.begin(), log_.end()};
+}
+
+void CollectiveContext::log(OperationStatistics statistics) {
+  std::lock_guard lock(mutex_);
+  log_.push_back(std::move(statistics));
+  if (log_.size() > 1024) log_.pop_front();
+}
+
+void CollectiveContext::forget_plans(int plans_kept) {
+  plans_.clear();
+  plans_.set_capacity(static_cast<std::size_t>(std::max(plans_kept, 0)));
+}
+
+bool CollectiveContext::begin_operation(bool blocking) {
+  std::lock_guard lock(mutex_);
+  const bool alone = outstanding_++ == 0;
+  return blocking && alone;
+}
+
+void CollectiveContext::end_operation() {
+  std::lock_guard lock(mutex_);
+  --outstanding_;
+}
+
+InlineGraphRunner& CollectiveContext::inline_runner() {
+  if (!inline_) inline_ = std::make_unique<InlineGraphRunner>();
+  return *inline_;
+}
+
+GraphRunner& CollectiveContext::runner(bool run_inline, const CollectiveSettings& settings) {
+  if (run_inline) return inline_runner();
+  const int aggregators = static_cast<int>(settings.aggregator_ranks.size());
+  std::lock_guard lock(mutex_);
+  const bool stale =
+      background_ && (background_->buffers_in_flight() != settings.buffers_in_flight ||
+                      background_->aggregators() != aggregators);
+  // Only this operation outstanding: nothing runs in the old graph.
+  if (!background_ || (stale && outstanding_ == 1)) {
+    background_.reset();
+    background_ =
+        std::make_unique<TbbGraphRunner>(engine_, settings.buffers_in_flight, aggregators);
+  }
+  return *background_;
+}
+
+Future<std::size_t> start_collective(CollectiveContext& context, CollectiveRequest request,
+                                     std::function<void()> on_done) {
+  return CollectiveOperation::start(context, std::move(request), std::move(on_done));
+}
+
+}  // namespace flowio::runtime

@@ -1,0 +1,120 @@
+// CollectiveContext: what an open file lends its collective operations:
+// the communicator their messages travel on, the file, the storage
+// backend, the engine, and the state operations share: sequence numbers,
+// the call-order gate and the data-phase scheduler, the plan cache, the
+// graph runners, and the log of completed operations' statistics.
+//
+// The file owns it, makes its calls from one thread at a time, and waits
+// for every operation before destroying it.
+#pragma once
+
+#include <mpi.h>
+
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "flowio/future.h"
+#include "flowio/statistics.h"
+#include "io/file_descriptor.h"
+#include "io/storage_backend.h"
+#include "runtime/call_order_gate.h"
+#include "runtime/collective_request.h"
+#include "runtime/data_phase_scheduler.h"
+#include "runtime/plan_cache.h"
+
+namespace flowio::runtime {
+
+class Engine;
+class GraphRunner;
+class InlineGraphRunner;
+class TbbGraphRunner;
+
+class CollectiveContext {
+ public:
+  // `file_comm` is the file's own communicator: the summary gathers go on
+  // it, posted by the caller's thread in call order like the file's other
+  // collective calls. The rest of the traffic (point-to-point messages
+  // told apart by tags, message_tags.h, and the Alltoallw rounds that
+  // workers post) goes on a duplicate made here (collective over it), so
+  // that no collective call of a worker meets one of the caller's.
+  CollectiveContext(MPI_Comm file_comm, const io::FileDescriptor& file, io::StorageBackend& backend,
+                    Engine& engine);
+  ~CollectiveContext();
+  CollectiveContext(const CollectiveContext&) = delete;
+  CollectiveContext& operator=(const CollectiveContext&) = delete;
+
+  // Statistics of completed operations, oldest first (the last 1024).
+  std::vector<OperationStatistics> statistics() const;
+
+  // The view, hints or file size changed (the file calls this between
+  // operations): the kept plans no longer apply. `plans_kept` bounds the
+  // cache from now on.
+  void forget_plans(int plans_kept);
+
+  // For operations and their stages.
+  MPI_Comm comm() const { return comm_; }
+  MPI_Comm gather_comm() const { return gather_comm_; }
+  int rank() const { return rank_; }
+  int ranks() const { return ranks_; }
+  const io::FileDescriptor& file() const { return file_; }
+  io::StorageBackend& backend() const { return backend_; }
+  Engine& engine() const { return engine_; }
+  std::span<const MPI_Datatype> byte_types() const { return byte_types_; }
+
+  // The next sequence number; caller's thread, in call order.
+  std::uint64_t take_sequence() { return next_sequence_++; }
+  // Counts an operation as started. Returns whether it runs inline: a
+  // blocking call with nothing else outstanding on the file.
+  bool begin_operation(bool blocking);
+  void end_operation();
+  // The runner for an operation: the inline one, or the background graph
+  // (built on first use, and again when the buffer count or the number of
+  // aggregators changed while nothing ran).
+  GraphRunner& runner(bool run_inline, const CollectiveSettings& settings);
+  InlineGraphRunner& inline_runner();
+
+  CallOrderGate& call_order() { return call_order_; }
+  DataPhaseScheduler& scheduler() { return scheduler_; }
+  // Consulted and filled only in call order (the control pipeline).
+  PlanCache& plans() { return plans_; }
+  // The stripe unit of persistent realms, fixed by the first operation
+  // that uses them; written in call order, by the realm calc.
+  std::optional<std::int64_t>& persistent_unit() { return persistent_unit_; }
+
+  void log(OperationStatistics statistics);
+
+ private:
+  MPI_Comm gather_comm_;  // borrowed from the file
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int ranks_ = 1;
+  const io::FileDescriptor& file_;
+  io::StorageBackend& backend_;
+  Engine& engine_;
+  std::vector<MPI_Datatype> byte_types_;  // MPI_BYTE per rank, for Alltoallw
+  std::uint64_t next_sequence_ = 0;
+  CallOrderGate call_order_;
+  DataPhaseScheduler scheduler_;
+  PlanCache plans_;
+  std::optional<std::int64_t> persistent_unit_;
+
+  mutable std::mutex mutex_;  // outstanding_, log_, background_ (re)building
+  std::size_t outstanding_ = 0;
+  std::deque<OperationStatistics> log_;
+  std::unique_ptr<InlineGraphRunner> inline_;
+  std::unique_ptr<TbbGraphRunner> background_;
+};
+
+// Starts a collective operation. Must be called by every process of the
+// file, in the same order. `on_done` runs after the future completes (the
+// file counts its outstanding operations with it).
+Future<std::size_t> start_collective(CollectiveContext& context, CollectiveRequest request,
+                                     std::function<void()> on_done);
+
+}  // namespace flowio::runtime

@@ -1,0 +1,90 @@
+// CollectivePlan: what compiling a collective call produces on this process
+// (runtime/plan_compiler.h), everything that depends on the processes'
+// accesses and not on their buffers: the realms, the clients this
+// aggregator serves and their accesses, each client message, each window
+// with its pieces, and the Alltoallw rounds. Immutable once compiled and
+// shared, so that a later call with the same accesses on every process
+// (a time step repeating its write) reruns it on new buffers without realm
+// calc or metadata transfer (runtime/plan_cache.h).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "runtime/core/access.h"
+#include "runtime/core/realm_layout.h"
+
+namespace flowio::runtime {
+
+// One message between this process, as a client, and an aggregator: its
+// data for (write) or from (read) one window.
+struct ClientItemPlan {
+  int peer = 0;             // the aggregator's rank
+  std::int64_t window = 0;  // the window's index, in the message tag
+  std::int64_t from = 0;    // position in this process's data stream
+  std::int64_t bytes = 0;
+};
+
+// One file piece of a window, and where its bytes lie in the window's
+// buffer.
+struct WindowPiecePlan {
+  std::int64_t offset = 0;
+  std::int64_t length = 0;
+  std::int64_t at = 0;  // in the window buffer
+};
+
+// One window of this aggregator's realm: the clients' parts laid out one
+// after another in its buffer, and its pieces in file order.
+struct WindowPlan {
+  core::Window window;
+  struct Part {
+    std::size_t client = 0;  // index into CollectivePlan::clients
+    std::int64_t bytes = 0;
+    std::int64_t at = 0;  // in the window buffer
+  };
+  std::vector<Part> parts;
+  std::int64_t total = 0;
+  std::vector<WindowPiecePlan> pieces;
+};
+
+// One round of the Alltoallw exchange: every process takes part in every
+// round, as a client (its data for each aggregator's window of the round)
+// and as an aggregator (its own window of the round, if it has one).
+struct RoundPlan {
+  struct Share {
+    int peer = 0;
+    std::int64_t from = 0;  // position in this process's data stream
+    std::int64_t bytes = 0;
+  };
+  std::vector<Share> shares;          // client side
+  std::int64_t share_bytes = 0;       // their sum
+  std::optional<std::size_t> window;  // index into CollectivePlan::windows
+  std::vector<int> client_counts, client_displacements;
+  std::vector<int> window_counts, window_displacements;
+};
+
+struct CollectiveClient {
+  int rank = 0;
+  core::Access access;
+};
+
+struct CollectivePlan {
+  // False: every process accesses the file itself (direct mode); nothing
+  // below is set.
+  bool two_phase = false;
+  std::optional<core::RealmLayout> layout;
+  int slot = -1;  // this process's aggregator slot, or -1
+  std::vector<CollectiveClient> clients;
+  std::vector<ClientItemPlan> client_items;
+  std::vector<WindowPlan> windows;
+  std::vector<RoundPlan> rounds;  // Alltoallw exchange only
+  // Set when the items step finished: a plan whose compiling failed is
+  // never complete, and an operation that would rerun it fails.
+  bool complete = false;
+
+  // Bytes the plan holds, for the cache's bound.
+  std::int64_t footprint() const;
+};
+
+}  // namespace flowio::runtime

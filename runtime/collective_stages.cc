@@ -1,0 +1,586 @@
+#include "runtime/collective_stages.h"
+
+#include <algorithm>
+#include <limits>
+#include <memory>
+
+#include "exchange/access_codec.h"
+#include "exchange/alltoallw.h"
+#include "exchange/point_to_point.h"
+#include "exchange/stream_pack.h"
+#include "flowio/error.h"
+#include "io/view_transfer.h"
+#include "io/window_io.h"
+#include "runtime/clock.h"
+#include "runtime/collective_context.h"
+#include "runtime/collective_operation.h"
+#include "runtime/executor.h"
+#include "runtime/graph_runner.h"
+#include "runtime/message_tags.h"
+#include "runtime/plan_compiler.h"
+
+namespace flowio::runtime {
+namespace {
+
+// Plans of calls whose processes together have more pieces than this are
+// not kept: their window lists would hold too much memory for what a rerun
+// saves. Decided from the gathered summaries, the same on every process.
+constexpr std::int64_t kMostPiecesKept = std::int64_t{1} << 20;
+
+// Frees a buffer's memory (assigning {} would keep its capacity).
+void release(std::vector<char>& buffer) { std::vector<char>().swap(buffer); }
+
+int data_tag(const CollectiveOperation& op, std::int64_t window) {
+  return message_tag(MessageKind::data, op.sequence, window);
+}
+
+bool anyone_failed_early(const CollectiveOperation& op) {
+  return std::any_of(op.announcements.begin(), op.announcements.end(),
+                     [](const Announcement& a) { return a.failed_early != 0; });
+}
+
+// --- control ---
+
+// Realm calc, or the plan kept from an earlier call with the same
+// accesses. Runs in call order on every process (a serial stage entered
+// through the CallOrderGate), so every process's cache gives the same
+// answer.
+void realms_stage(CollectiveOperation& op, std::size_t, Next next) {
+  const std::int64_t begin = now_ns();
+  if (op.told_by_gather || op.failure() || anyone_failed_early(op)) {
+    next();
+    return;
+  }
+  const CollectiveSettings& settings = op.request.settings;
+  op.guarded([&] {
+    if (!decide_two_phase(op.summaries, settings)) {
+      op.plan = std::make_shared<CollectivePlan>();
+      op.plan->complete = true;
+      return;
+    }
+    CollectiveContext& context = op.context;
+    std::vector<std::uint64_t> keys;
+    std::int64_t pieces = 0;
+    for (const Announcement& a : op.announcements) {
+      keys.push_back(a.plan_key);
+      pieces += a.summary.pieces;
+    }
+    const std::uint64_t key = PlanCache::combine(keys);
+    if (std::shared_ptr<CollectivePlan> kept = context.plans().find(key)) {
+      op.plan = std::move(kept);
+      op.plan_reused = true;
+      return;
+    }
+    op.plan = std::make_shared<CollectivePlan>();
+    plan_realms_step(settings, op.summaries, context.rank(), context.persistent_unit(), *op.plan);
+    if (pieces <= kMostPiecesKept) context.plans().insert(key, op.plan);
+  });
+  op.recorder.record(Stage::realms, begin);
+  next();
+}
+
+// Metadata transfer: clients describe their accesses to the aggregators
+// whose realms they meet.
+void metadata_stage(CollectiveOperation& op, std::size_t, Next next) {
+  const bool compiling = op.plan && op.plan->two_phase && !op.plan_reused && !op.failure();
+  if (!compiling) {
+    next();
+    return;
+  }
+  const std::int64_t begin = now_ns();
+  std::vector<MPI_Request> requests;
+  op.guarded([&] {
+    const CollectivePlan& plan = *op.plan;
+    std::vector<int> client_ranks;
+    std::vector<std::int64_t> client_words;
+    for (const CollectiveClient& client : plan.clients) {
+      client_ranks.push_back(client.rank);
+      client_words.push_back(op.summaries[static_cast<std::size_t>(client.rank)].metadata_words);
+    }
+    requests = op.metadata.post(op.context.comm(), message_tag(MessageKind::metadata, op.sequence),
+                                op.request.access, op.view_words, *plan.layout,
+                                op.request.settings.aggregator_ranks, plan.slot, client_ranks,
+                                client_words);
+  });
+  op.executor->wait_for(std::move(requests), [&op, begin, next = std::move(next)](
+                                                 int code, std::span<const MPI_Status>) {
+    if (code != MPI_SUCCESS) {
+      op.fail(std::make_exception_ptr(MpiError("metadata exchange", code)));
+    }
+    op.recorder.record(Stage::metadata, begin, -1, "", 0, op.metadata.messages());
+    next();
+  });
+}
+
+// The rest of the plan (items, windows, rounds), then the operation waits
+// for the scheduler to start its data phase.
+void plan_stage(CollectiveOperation& op, std::size_t, Next next) {
+  if (op.plan && op.plan->two_phase && !op.plan_reused && !op.failure()) {
+    const std::int64_t begin = now_ns();
+    op.guarded([&] {
+      CollectivePlan& plan = *op.plan;
+      std::vector<core::Access> accesses = op.metadata.decode();
+      for (std::size_t i = 0; i < plan.clients.size(); ++i) {
+        plan.clients[i].access = std::move(accesses[i]);
+      }
+      plan_items_step(op.request.settings, op.request.access, op.context.ranks(), plan);
+      plan.complete = true;
+    });
+    op.view_words.clear();
+    op.recorder.record(Stage::realms, begin, -1, " items");
+  }
+  next();
+}
+
+// Leaving the control pipeline: the operation waits for the scheduler to
+// start its data phase (at once, unless an earlier operation it could
+// interfere with is still running). Nothing touches the operation after
+// this: it may run to completion from here.
+void leave_control(CollectiveOperation& op) {
+  DataFootprint footprint;
+  if (!op.told_by_gather) {
+    footprint.writing = op.request.writing;
+    footprint.alltoallw = op.request.settings.alltoallw && op.plan && op.plan->two_phase;
+    footprint.begin = std::numeric_limits<std::int64_t>::max();
+    footprint.end = std::numeric_limits<std::int64_t>::min();
+    for (const core::AccessSummary& s : op.summaries) {
+      if (s.bytes == 0) continue;
+      footprint.begin = std::min(footprint.begin, s.file_begin);
+      footprint.end = std::max(footprint.end, s.file_end);
+    }
+    if (footprint.begin > footprint.end) footprint.begin = footprint.end = 0;
+  }
+  op.context.scheduler().ready(op.sequence, footprint, [&op] { start_data_phase(op); });
+}
+
+// --- client items ---
+
+void pack_stage(CollectiveOperation& op, std::size_t item, Next next) {
+  const ClientItemPlan& plan = op.plan->client_items[item];
+  ClientRun& run = op.client_runs[item];
+  if (op.request.memory.contiguous()) {
+    run.data = reinterpret_cast<char*>(op.request.memory.address_of(plan.from));
+  } else {
+    const std::int64_t begin = now_ns();
+    op.guarded([&] {
+      run.staging.resize(static_cast<std::size_t>(plan.bytes));
+      if (op.request.writing) {
+        exchange::pack_stream(op.request.memory, plan.from, plan.bytes, run.staging.data());
+      }
+    });
+    run.data = run.staging.data();
+    if (op.request.writing) op.recorder.record(Stage::pack, begin, plan.window, "", plan.bytes);
+  }
+  next();
+}
+
+void client_exchange_stage(CollectiveOperation& op, std::size_t item, Next next) {
+  const ClientItemPlan& plan = op.plan->client_items[item];
+  ClientRun& run = op.client_runs[item];
+  run.posted_ns = now_ns();
+  std::vector<MPI_Request> requests;
+  op.guarded([&] {
+    if (run.data == nullptr) return;  // failed to stage
+    requests.push_back(exchange::post_client_message(op.context.comm(), op.request.writing,
+                                                     run.data, plan.bytes, plan.peer,
+                                                     data_tag(op, plan.window)));
+  });
+  op.executor->wait_for(std::move(requests), [&op, item, next = std::move(next)](
+                                                 int code, std::span<const MPI_Status> statuses) {
+    const ClientItemPlan& plan = op.plan->client_items[item];
+    ClientRun& run = op.client_runs[item];
+    // A read's message stops at end of file: count what came.
+    if (!op.request.writing && code == MPI_SUCCESS && statuses.size() == 1) {
+      int received = 0;
+      MPI_Get_count(&statuses[0], MPI_BYTE, &received);
+      run.received = received;
+    }
+    if (code != MPI_SUCCESS) op.fail(std::make_exception_ptr(MpiError("data exchange", code)));
+    op.recorder.record(Stage::exchange, run.posted_ns, plan.window, " client", plan.bytes, 1);
+    next();
+  });
+}
+
+void unpack_stage(CollectiveOperation& op, std::size_t item, Next next) {
+  ClientRun& run = op.client_runs[item];
+  if (!op.request.writing && !run.staging.empty()) {
+    const ClientItemPlan& plan = op.plan->client_items[item];
+    const std::int64_t begin = now_ns();
+    op.guarded([&] {
+      exchange::unpack_stream(op.request.memory, plan.from, run.received, run.staging.data());
+    });
+    op.recorder.record(Stage::unpack, begin, plan.window, "", run.received);
+  }
+  release(run.staging);
+  next();
+}
+
+// --- windows ---
+
+std::vector<io::WindowPiece> window_pieces(const WindowPlan& plan, std::vector<char>& buffer) {
+  std::vector<io::WindowPiece> pieces;
+  pieces.reserve(plan.pieces.size());
+  for (const WindowPiecePlan& piece : plan.pieces) {
+    pieces.push_back(io::WindowPiece{piece.offset, piece.length, buffer.data() + piece.at});
+  }
+  return pieces;
+}
+
+void record_window_io(CollectiveOperation& op, const WindowPlan& plan, std::int64_t begin,
+                      const io::WindowIoResult& result) {
+  if (result.method != io::WindowMethod::none) {
+    op.recorder.add_method(io::window_method_name(result.method));
+  }
+  op.recorder.record(Stage::io, begin, plan.window.index, "", result.file_bytes, 0,
+                     result.requests);
+}
+
+void write_window(CollectiveOperation& op, std::size_t w) {
+  const WindowPlan& plan = op.plan->windows[w];
+  WindowRun& run = op.window_runs[w];
+  const std::int64_t begin = now_ns();
+  io::WindowIoResult result;
+  op.guarded([&] {
+    if (op.failure()) return;  // the operation fails anyway; keep the file as it was
+    std::vector<char> staging;
+    result =
+        io::write_window(op.context.backend(), op.context.file().get(),
+                         window_pieces(plan, run.buffer), op.request.settings.window_io, staging);
+  });
+  record_window_io(op, plan, begin, result);
+}
+
+void read_window(CollectiveOperation& op, std::size_t w) {
+  const WindowPlan& plan = op.plan->windows[w];
+  WindowRun& run = op.window_runs[w];
+  const std::int64_t begin = now_ns();
+  io::WindowIoResult result;
+  run.before_end.clear();
+  for (const WindowPlan::Part& part : plan.parts) run.before_end.push_back(part.bytes);
+  op.guarded([&] {
+    std::vector<char> staging;
+    result =
+        io::read_window(op.context.backend(), op.context.file().get(),
+                        window_pieces(plan, run.buffer), op.request.settings.window_io, staging);
+    // Each client's part is in file order: what lies past end of file is
+    // its tail, which is not sent, so that the client's memory there is
+    // left as it was (as an independent read leaves it).
+    if (result.bytes_read < plan.total) {
+      const std::int64_t end = std::min(plan.window.end, op.context.file().size());
+      for (std::size_t p = 0; p < plan.parts.size(); ++p) {
+        const core::Access& access = op.plan->clients[plan.parts[p].client].access;
+        run.before_end[p] = std::clamp<std::int64_t>(
+            access.bytes_before(end) - access.bytes_before(plan.window.begin), 0,
+            plan.parts[p].bytes);
+      }
+    }
+  });
+  record_window_io(op, plan, begin, result);
+}
+
+// Reads: the window from the file (on the executor's I/O side).
+void window_read_stage(CollectiveOperation& op, std::size_t w, Next next) {
+  op.window_runs[w].buffer.resize(static_cast<std::size_t>(op.plan->windows[w].total));
+  if (op.request.writing) {
+    next();
+    return;
+  }
+  op.executor->run_io([&op, w, next = std::move(next)] {
+    read_window(op, w);
+    next();
+  });
+}
+
+void window_exchange_stage(CollectiveOperation& op, std::size_t w, Next next) {
+  const WindowPlan& plan = op.plan->windows[w];
+  WindowRun& run = op.window_runs[w];
+  run.posted_ns = now_ns();
+  std::vector<MPI_Request> requests;
+  op.guarded([&] {
+    std::vector<exchange::WindowMessage> messages;
+    for (std::size_t p = 0; p < plan.parts.size(); ++p) {
+      const WindowPlan::Part& part = plan.parts[p];
+      messages.push_back(
+          exchange::WindowMessage{op.plan->clients[part.client].rank, part.at,
+                                  op.request.writing ? part.bytes : run.before_end[p]});
+    }
+    exchange::post_window_messages(op.context.comm(), op.request.writing, run.buffer.data(),
+                                   messages, data_tag(op, plan.window.index), requests);
+  });
+  op.executor->wait_for(
+      std::move(requests), [&op, w, next = std::move(next)](int code, std::span<const MPI_Status>) {
+        const WindowPlan& plan = op.plan->windows[w];
+        if (code != MPI_SUCCESS) {
+          op.fail(std::make_exception_ptr(MpiError("data exchange", code)));
+        }
+        op.recorder.record(Stage::exchange, op.window_runs[w].posted_ns, plan.window.index,
+                           " aggregator", plan.total, static_cast<std::int64_t>(plan.parts.size()));
+        next();
+      });
+}
+
+// Writes: the window to the file (on the executor's I/O side).
+void window_write_stage(CollectiveOperation& op, std::size_t w, Next next) {
+  if (!op.request.writing) {
+    release(op.window_runs[w].buffer);
+    next();
+    return;
+  }
+  op.executor->run_io([&op, w, next = std::move(next)] {
+    write_window(op, w);
+    release(op.window_runs[w].buffer);
+    next();
+  });
+}
+
+// --- Alltoallw rounds ---
+
+void round_prepare_stage(CollectiveOperation& op, std::size_t r, Next next) {
+  const RoundPlan& plan = op.plan->rounds[r];
+  RoundRun& run = op.round_runs[r];
+  run.client_data.resize(static_cast<std::size_t>(plan.share_bytes));
+  if (plan.window) {
+    op.window_runs[*plan.window].buffer.resize(
+        static_cast<std::size_t>(op.plan->windows[*plan.window].total));
+    if (!op.request.writing) read_window(op, *plan.window);
+  }
+  if (op.request.writing) {
+    const std::int64_t begin = now_ns();
+    op.guarded([&] {
+      std::int64_t at = 0;
+      for (const RoundPlan::Share& share : plan.shares) {
+        exchange::pack_stream(op.request.memory, share.from, share.bytes,
+                              run.client_data.data() + at);
+        at += share.bytes;
+      }
+    });
+    op.recorder.record(Stage::pack, begin, static_cast<std::int64_t>(r), "", plan.share_bytes);
+  }
+  next();
+}
+
+void round_exchange_stage(CollectiveOperation& op, std::size_t r, Next next) {
+  const RoundPlan& plan = op.plan->rounds[r];
+  RoundRun& run = op.round_runs[r];
+  run.posted_ns = now_ns();
+  std::vector<MPI_Request> requests;
+  op.guarded([&] {
+    char* window_data = plan.window ? op.window_runs[*plan.window].buffer.data() : nullptr;
+    const exchange::RoundLayout layout{plan.client_counts, plan.client_displacements,
+                                       plan.window_counts, plan.window_displacements};
+    requests.push_back(exchange::post_round(op.context.comm(), op.request.writing,
+                                            run.client_data.data(), window_data, layout,
+                                            op.context.byte_types()));
+  });
+  op.executor->wait_for(std::move(requests),
+                        [&op, r, next = std::move(next)](int code, std::span<const MPI_Status>) {
+                          if (code != MPI_SUCCESS) {
+                            op.fail(std::make_exception_ptr(MpiError("MPI_Ialltoallw", code)));
+                          }
+                          op.recorder.record(Stage::exchange, op.round_runs[r].posted_ns,
+                                             static_cast<std::int64_t>(r), " alltoallw");
+                          next();
+                        });
+}
+
+void round_finish_stage(CollectiveOperation& op, std::size_t r, Next next) {
+  const RoundPlan& plan = op.plan->rounds[r];
+  RoundRun& run = op.round_runs[r];
+  if (plan.window && op.request.writing) write_window(op, *plan.window);
+  if (!op.request.writing) {
+    const std::int64_t begin = now_ns();
+    std::int64_t at = 0;
+    op.guarded([&] {
+      // What lies past end of file is not unpacked: the memory there stays
+      // as it was, as after an independent read.
+      const std::int64_t valid = op.request.access.bytes_before(op.context.file().size());
+      for (const RoundPlan::Share& share : plan.shares) {
+        const std::int64_t bytes = std::clamp<std::int64_t>(valid - share.from, 0, share.bytes);
+        exchange::unpack_stream(op.request.memory, share.from, bytes, run.client_data.data() + at);
+        at += share.bytes;
+      }
+    });
+    op.recorder.record(Stage::unpack, begin, static_cast<std::int64_t>(r), "", at);
+  }
+  if (plan.window) release(op.window_runs[*plan.window].buffer);
+  release(run.client_data);
+  next();
+}
+
+// --- direct mode, agreement ---
+
+void direct_io_stage(CollectiveOperation& op, std::size_t, Next next) {
+  op.executor->run_io([&op, next = std::move(next)] {
+    access_file_directly(op);
+    next();
+  });
+}
+
+void agree_stage(CollectiveOperation& op, std::size_t, Next next) {
+  op.agree_begin_ns = now_ns();
+  std::vector<MPI_Request> requests;
+  const int tag = message_tag(MessageKind::outcome, op.sequence);
+  op.guarded([&] {
+    requests = op.agreement.post(op.context.comm(), tag, op.context.rank(), op.context.ranks(),
+                                 op.failure());
+  });
+  op.executor->wait_for(std::move(requests), [&op, next = std::move(next)](
+                                                 int code, std::span<const MPI_Status>) {
+    if (code != MPI_SUCCESS) {
+      op.fail(std::make_exception_ptr(MpiError("outcome agreement", code)));
+    }
+    std::vector<MPI_Request> replies;
+    op.guarded([&] { replies = op.agreement.reply(); });
+    op.executor->wait_for(std::move(replies), [&op, next](int code, std::span<const MPI_Status>) {
+      if (code != MPI_SUCCESS) {
+        op.fail(std::make_exception_ptr(MpiError("outcome agreement", code)));
+      }
+      op.outcome =
+          op.agreement.outcome(op.request.writing ? "collective write" : "collective read");
+      op.recorder.record(Stage::agree, op.agree_begin_ns);
+      next();
+    });
+  });
+}
+
+void leave_item(CollectiveOperation& op) { op.item_done(); }
+void leave_direct(CollectiveOperation& op) { op.runner->enqueue(PipelineKind::agree, op, 1); }
+void leave_agree(CollectiveOperation& op) { op.complete(); }
+
+}  // namespace
+
+const Pipeline& pipeline(PipelineKind kind) {
+  static const Pipeline kControl{
+      "control", {realms_stage, metadata_stage, plan_stage}, true, leave_control};
+  static const Pipeline kClient{
+      "client", {pack_stage, client_exchange_stage, unpack_stage}, false, leave_item};
+  static const Pipeline kWindow{
+      "window", {window_read_stage, window_exchange_stage, window_write_stage}, false, leave_item};
+  static const Pipeline kRound{
+      "round", {round_prepare_stage, round_exchange_stage, round_finish_stage}, true, leave_item};
+  static const Pipeline kDirect{"direct", {direct_io_stage}, false, leave_direct};
+  static const Pipeline kAgree{"agree", {agree_stage}, false, leave_agree};
+  switch (kind) {
+    case PipelineKind::control:
+      return kControl;
+    case PipelineKind::client_zero_copy:
+    case PipelineKind::client_staged:
+      return kClient;
+    case PipelineKind::window:
+      return kWindow;
+    case PipelineKind::round:
+      return kRound;
+    case PipelineKind::direct:
+      return kDirect;
+    case PipelineKind::agree:
+    case PipelineKind::count:
+      break;
+  }
+  return kAgree;
+}
+
+std::size_t pipeline_limit(PipelineKind kind, int buffers_in_flight, int aggregators) {
+  const auto in_flight = static_cast<std::size_t>(std::max(buffers_in_flight, 1));
+  switch (kind) {
+    case PipelineKind::client_zero_copy:
+      // Zero-copy items pin no buffer of ours: let more of them fly.
+      return in_flight * static_cast<std::size_t>(std::max(aggregators, 1));
+    case PipelineKind::client_staged:
+    case PipelineKind::window:
+    case PipelineKind::round:
+      return in_flight;
+    default:
+      return 0;
+  }
+}
+
+void start_data_phase(CollectiveOperation& op) {
+  if (op.told_by_gather) {
+    op.complete();
+    return;
+  }
+  GraphRunner& runner = *op.runner;
+  const bool two_phase = op.plan && op.plan->two_phase;
+  if (op.failure() || anyone_failed_early(op) || !two_phase) {
+    const bool access = !op.failure() && !anyone_failed_early(op) && !op.accessed_directly;
+    const bool anyone = std::any_of(op.summaries.begin(), op.summaries.end(),
+                                    [](const core::AccessSummary& s) { return s.bytes > 0; });
+    runner.enqueue(access && anyone ? PipelineKind::direct : PipelineKind::agree, op, 1);
+    return;
+  }
+  if (!op.plan->complete) {
+    op.fail(std::make_exception_ptr(
+        MpiError("collective plan: reusing a plan whose compilation failed", 0)));
+    runner.enqueue(PipelineKind::agree, op, 1);
+    return;
+  }
+  const CollectivePlan& plan = *op.plan;
+  op.client_runs.resize(plan.client_items.size());
+  op.window_runs.resize(plan.windows.size());
+  op.round_runs.resize(plan.rounds.size());
+  const std::size_t items =
+      plan.rounds.empty() ? plan.client_items.size() + plan.windows.size() : plan.rounds.size();
+  op.remaining.store(items);
+  if (items == 0) {
+    runner.enqueue(PipelineKind::agree, op, 1);
+    return;
+  }
+  if (!plan.rounds.empty()) {
+    runner.enqueue(PipelineKind::round, op, plan.rounds.size());
+    return;
+  }
+  // Windows first: an aggregator's receives (or sends) posted early let
+  // the clients' messages complete as they come.
+  if (!plan.windows.empty()) runner.enqueue(PipelineKind::window, op, plan.windows.size());
+  if (!plan.client_items.empty()) {
+    runner.enqueue(op.request.memory.contiguous() ? PipelineKind::client_zero_copy
+                                                  : PipelineKind::client_staged,
+                   op, plan.client_items.size());
+  }
+}
+
+void access_file_directly(CollectiveOperation& op) {
+  op.guarded([&] {
+    const core::Access& access = op.request.access;
+    if (access.empty()) return;
+    const std::int64_t begin = now_ns();
+    const core::MemoryLayout& memory = op.request.memory;
+    const core::FileView& view = *access.view();
+    io::StorageBackend& backend = op.context.backend();
+    const int fd = op.context.file().get();
+    const bool writing = op.request.writing;
+    std::int64_t moved = 0;
+    if (memory.contiguous()) {
+      moved = writing ? io::write_to_view(backend, fd, view, access.stream_begin(), memory)
+                      : io::read_from_view(backend, fd, view, access.stream_begin(), memory);
+    } else {
+      // Small memory pieces make slow iovecs: stage through a buffer of at
+      // most one window, packed or unpacked by memcpy.
+      const std::int64_t chunk = std::min(access.bytes(), op.request.settings.realms.window_bytes);
+      // Not value-initialized: every byte is packed or read before use.
+      const auto staging = std::make_unique_for_overwrite<char[]>(static_cast<std::size_t>(chunk));
+      const core::FlatType bytes_type(core::make_run(1), 0, 1);
+      for (std::int64_t from = 0; from < access.bytes(); from += chunk) {
+        const std::int64_t length = std::min(chunk, access.bytes() - from);
+        const core::MemoryLayout staged{&bytes_type, length,
+                                        reinterpret_cast<std::int64_t>(staging.get())};
+        if (writing) {
+          exchange::pack_stream(memory, from, length, staging.get());
+          moved += io::write_to_view(backend, fd, view, access.stream_begin() + from, staged);
+        } else {
+          const std::int64_t got =
+              io::read_from_view(backend, fd, view, access.stream_begin() + from, staged);
+          exchange::unpack_stream(memory, from, got, staging.get());
+          moved += got;
+          if (got < length) break;  // end of file
+        }
+      }
+    }
+    op.recorder.record(Stage::io, begin, -1, "", moved);
+    op.recorder.add_method("direct");
+    if (!writing) op.bytes_read_directly = moved;
+    op.accessed_directly = true;
+  });
+}
+
+}  // namespace flowio::runtime

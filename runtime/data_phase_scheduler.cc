@@ -1,0 +1,56 @@
+#include "runtime/data_phase_scheduler.h"
+
+#include <algorithm>
+
+#include "runtime/message_tags.h"
+
+namespace flowio::runtime {
+
+bool DataPhaseScheduler::interferes(std::uint64_t sequence, const DataFootprint& footprint) const {
+  return std::any_of(running_.begin(), running_.end(), [&](const auto& entry) {
+    const auto& [other_sequence, other] = entry;
+    if ((sequence - other_sequence) % kSequencesApart == 0) return true;
+    if (footprint.alltoallw && other.alltoallw) return true;
+    const bool either_writes = footprint.writing || other.writing;
+    const bool meet = footprint.begin < other.end && other.begin < footprint.end;
+    return either_writes && meet;
+  });
+}
+
+void DataPhaseScheduler::ready(std::uint64_t sequence, DataFootprint footprint,
+                               std::function<void()> start) {
+  {
+    std::lock_guard lock(mutex_);
+    waiting_.emplace(sequence, Waiting{footprint, std::move(start)});
+  }
+  start_what_may();
+}
+
+void DataPhaseScheduler::finished(std::uint64_t sequence) {
+  {
+    std::lock_guard lock(mutex_);
+    running_.erase(sequence);
+  }
+  start_what_may();
+}
+
+void DataPhaseScheduler::start_what_may() {
+  std::unique_lock lock(mutex_);
+  // One thread at a time runs starts, in order; a finish meanwhile is
+  // seen by the loop below.
+  if (starting_) return;
+  starting_ = true;
+  while (!waiting_.empty() && waiting_.begin()->first == next_ &&
+         !interferes(next_, waiting_.begin()->second.footprint)) {
+    Waiting next = std::move(waiting_.begin()->second);
+    waiting_.erase(waiting_.begin());
+    running_.emplace(next_, next.footprint);
+    ++next_;
+    lock.unlock();
+    next.start();
+    lock.lock();
+  }
+  starting_ = false;
+}
+
+}  // namespace flowio::runtime

@@ -1,0 +1,68 @@
+#include "runtime/inline_graph_runner.h"
+
+#include <time.h>
+
+#include "runtime/backoff.h"
+#include "runtime/clock.h"
+#include "runtime/collective_operation.h"
+
+namespace flowio::runtime {
+
+void InlineGraphRunner::enqueue(PipelineKind kind, CollectiveOperation& operation,
+                                std::size_t items) {
+  Chain& chain = chains_[static_cast<std::size_t>(kind)];
+  for (std::size_t item = 0; item < items; ++item) chain.waiting.push_back(Token{&operation, item});
+  admit(kind);
+}
+
+void InlineGraphRunner::admit(PipelineKind kind) {
+  Chain& chain = chains_[static_cast<std::size_t>(kind)];
+  while (!chain.waiting.empty()) {
+    const Token token = chain.waiting.front();
+    const CollectiveSettings& settings = token.operation->request.settings;
+    const std::size_t limit = pipeline_limit(kind, settings.buffers_in_flight,
+                                             static_cast<int>(settings.aggregator_ranks.size()));
+    // Serial pipelines need nothing more: one thread runs every stage, and
+    // stages that may go on queue up in the order they were let.
+    if (limit > 0 && chain.inside >= limit) return;
+    chain.waiting.pop_front();
+    ++chain.inside;
+    ready_.push_back([this, kind, token] { run_stage(kind, token, 0); });
+  }
+}
+
+void InlineGraphRunner::run_stage(PipelineKind kind, Token token, std::size_t stage) {
+  const Pipeline& definition = pipeline(kind);
+  if (stage == definition.stages.size()) {
+    --chains_[static_cast<std::size_t>(kind)].inside;
+    admit(kind);
+    definition.leave(*token.operation);
+    return;
+  }
+  definition.stages[stage](*token.operation, token.item, [this, kind, token, stage] {
+    ready_.push_back([this, kind, token, stage] { run_stage(kind, token, stage + 1); });
+  });
+}
+
+void InlineGraphRunner::drive(const std::function<bool()>& done) {
+  std::int64_t quiet_since = now_ns();
+  while (!done()) {
+    if (!ready_.empty()) {
+      std::function<void()> next = std::move(ready_.front());
+      ready_.pop_front();
+      next();
+      continue;
+    }
+    if (executor_.test()) {
+      quiet_since = now_ns();
+      continue;
+    }
+    const std::int64_t pause_ns = Backoff::pause_ns(now_ns() - quiet_since);
+    if (pause_ns > 0) {
+      timespec pause{0, pause_ns};
+      ::nanosleep(&pause, nullptr);
+    }
+  }
+}
+
+}  // namespace flowio::runtime

@@ -1,0 +1,79 @@
+#include "runtime/outcome_agreement.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "flowio/error.h"
+#include "runtime/collective_error.h"
+
+namespace flowio::runtime {
+
+std::vector<MPI_Request> OutcomeAgreement::post(MPI_Comm comm, int tag, int rank, int ranks,
+                                                std::exception_ptr local_failure) {
+  comm_ = comm;
+  tag_ = tag;
+  rank_ = rank;
+  ranks_ = ranks;
+  local_failure_ = std::move(local_failure);
+  if (local_failure_) {
+    const FailureFacts facts = facts_of(local_failure_);
+    mine_.failed_rank = rank;
+    mine_.code = facts.code;
+    mine_.system_errno = facts.system_errno;
+    mine_.mpi_code = facts.mpi_code;
+    std::strncpy(mine_.message, facts.message.c_str(), sizeof mine_.message - 1);
+  }
+  std::vector<MPI_Request> requests;
+  if (ranks == 1) {
+    outcome_ = mine_;
+    return requests;
+  }
+  if (rank != 0) {
+    requests.resize(2);
+    check_mpi(MPI_Isend(&mine_, sizeof mine_, MPI_BYTE, 0, tag, comm, &requests[0]), "MPI_Isend");
+    check_mpi(MPI_Irecv(&outcome_, sizeof outcome_, MPI_BYTE, 0, tag, comm, &requests[1]),
+              "MPI_Irecv");
+    return requests;
+  }
+  verdicts_.resize(static_cast<std::size_t>(ranks));
+  verdicts_[0] = mine_;
+  for (int from = 1; from < ranks; ++from) {
+    MPI_Request request;
+    check_mpi(MPI_Irecv(&verdicts_[static_cast<std::size_t>(from)], sizeof(Verdict), MPI_BYTE, from,
+                        tag, comm, &request),
+              "MPI_Irecv");
+    requests.push_back(request);
+  }
+  return requests;
+}
+
+std::vector<MPI_Request> OutcomeAgreement::reply() {
+  std::vector<MPI_Request> requests;
+  if (rank_ != 0 || ranks_ == 1) return requests;
+  // Verdicts are in rank order: the first failed one is the lowest rank's.
+  const auto failed = std::find_if(verdicts_.begin(), verdicts_.end(),
+                                   [](const Verdict& v) { return v.failed_rank >= 0; });
+  if (failed != verdicts_.end()) outcome_ = *failed;
+  for (int to = 1; to < ranks_; ++to) {
+    MPI_Request request;
+    check_mpi(MPI_Isend(&outcome_, sizeof outcome_, MPI_BYTE, to, tag_, comm_, &request),
+              "MPI_Isend");
+    requests.push_back(request);
+  }
+  return requests;
+}
+
+std::exception_ptr OutcomeAgreement::outcome(const char* operation) const {
+  if (local_failure_) return local_failure_;
+  if (outcome_.failed_rank < 0) return nullptr;
+  FailureFacts facts{
+      outcome_.code, outcome_.system_errno, outcome_.mpi_code,
+      std::string(outcome_.message, strnlen(outcome_.message, sizeof outcome_.message))};
+  try {
+    throw_agreed_failure(facts, outcome_.failed_rank, operation);
+  } catch (...) {
+    return std::current_exception();
+  }
+}
+
+}  // namespace flowio::runtime

@@ -1,0 +1,59 @@
+// The agree stage of a collective operation: every process learns whether
+// the operation failed anywhere, and if so the error of the lowest failing
+// rank, so that every process's future completes alike.
+//
+// Point to point, with the operation's own tag: each process sends its
+// verdict to rank 0, which replies with the outcome. Unlike a collective
+// call, these messages need no common order, so operations in flight may
+// agree in whatever order they finish. Two message latencies, as an
+// MPI_Allreduce on a few processes.
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+#include <exception>
+#include <vector>
+
+namespace flowio::runtime {
+
+// One operation's agreement. Used by one thread at a time; its buffers
+// live here until the requests complete.
+class OutcomeAgreement {
+ public:
+  // Posts this process's first step: a non-root sends its verdict and
+  // posts the receive of the outcome; the root posts the receives of
+  // every verdict.
+  std::vector<MPI_Request> post(MPI_Comm comm, int tag, int rank, int ranks,
+                                std::exception_ptr local_failure);
+  // On the root, once the verdicts have arrived: decides and sends the
+  // outcome to every other process (the returned requests). Elsewhere:
+  // nothing to do.
+  std::vector<MPI_Request> reply();
+  // Once every request has completed: null, or the exception this process
+  // must report (its own failure, or one of the same kind naming the rank
+  // that failed first).
+  std::exception_ptr outcome(const char* operation) const;
+
+ private:
+  // What travels: the lowest failing rank (or -1) and its failure, the
+  // message cut to fit.
+  struct Verdict {
+    int failed_rank = -1;
+    int code = 0;
+    int system_errno = 0;
+    int mpi_code = 0;
+    char message[496] = {};
+  };
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int tag_ = 0;
+  int rank_ = 0;
+  int ranks_ = 1;
+  std::exception_ptr local_failure_;
+  Verdict mine_;
+  Verdict outcome_;
+  std::vector<Verdict> verdicts_;  // root: one per rank
+};
+
+}  // namespace flowio::runtime
