@@ -52,7 +52,7 @@ ObjectSet ObjectSet::gather(MPI_Comm comm, MPI_Offset displacement, MPI_Datatype
 }
 
 ObjectSet ObjectSet::gather(MPI_Comm comm, MPI_Offset displacement, MPI_Datatype etype,
-                            MPI_Datatype filetype) {
+                            MPI_Datatype filetype, std::int64_t piece_budget) {
   std::shared_ptr<const core::FileView> view;
   runtime::run_collectively(comm, "ObjectSet::gather", [&] {
     view = std::make_shared<const core::FileView>(displacement, etype, filetype);
@@ -65,7 +65,7 @@ ObjectSet ObjectSet::gather(MPI_Comm comm, MPI_Offset displacement, MPI_Datatype
     views.push_back(access.view());
   }
   auto impl = std::make_shared<Impl>();
-  impl->objects = sync::ObjectSet::of_views(views);
+  impl->objects = sync::ObjectSet::of_views(views, piece_budget);
   for (sync::ObjectSet::ObjectId id = 0; id < impl->objects.object_count(); ++id) {
     if (impl->objects.shared(id)) ++impl->shared;
   }

@@ -29,6 +29,7 @@
 #include <mpi.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -62,12 +63,13 @@ class ObjectSet {
   // period, end(), and period() says how bytes past it repeat: byte x >=
   // end() is shared exactly as byte end() - period() + (x - end()) %
   // period() is. touches_shared answers for any bytes. When that range
-  // would hold more than about 4 million pieces (extents with a huge least
-  // common multiple), the set covers what that budget allows, period() is
-  // 0, and touches_shared is conservative (true) past end(). Throws as the
-  // range form does.
+  // would hold more than `piece_budget` pieces of all views together
+  // (extents with a huge least common multiple; the set's memory is about
+  // 52 bytes per piece at most), the set covers what the budget allows,
+  // period() is 0, and touches_shared is conservative (true) past end().
+  // Throws as the range form does.
   static ObjectSet gather(MPI_Comm comm, MPI_Offset displacement, MPI_Datatype etype,
-                          MPI_Datatype filetype);
+                          MPI_Datatype filetype, std::int64_t piece_budget = std::int64_t{1} << 22);
 
   // An empty set (no objects).
   ObjectSet();
