@@ -127,27 +127,30 @@ struct File::Impl {
     for (const auto& [key, value] : more) {
       if (key != "flowio_io_backend" && key != "flowio_direct_io") hints[key] = value;
     }
-    settings_for.fill(std::nullopt);
+    settings_for.fill(nullptr);
     forget_plans();
   }
 
   // Compiled collective plans assume the view, the hints and the file's
   // size as they were: each change drops them (between operations).
   void forget_plans() {
-    if (collective) collective->forget_plans(collective_settings(true).plans_kept);
+    if (collective) collective->forget_plans(collective_settings(true)->plans_kept);
   }
 
   // The collective settings the hints give, parsed once per direction
-  // (until the hints change) rather than at every call.
-  const runtime::CollectiveSettings& collective_settings(bool writing) {
-    std::optional<runtime::CollectiveSettings>& kept = settings_for[writing ? 1 : 0];
+  // (until the hints change) rather than at every call, and shared by the
+  // calls.
+  const std::shared_ptr<const runtime::CollectiveSettings>& collective_settings(bool writing) {
+    std::shared_ptr<const runtime::CollectiveSettings>& kept = settings_for[writing ? 1 : 0];
     if (!kept) {
-      kept = runtime::CollectiveSettings::from_hints(hints, ranks, writing);
-      kept->window_io.file_readable = fd.readable();
+      auto settings = std::make_shared<runtime::CollectiveSettings>(
+          runtime::CollectiveSettings::from_hints(hints, ranks, writing));
+      settings->window_io.file_readable = fd.readable();
+      kept = std::move(settings);
     }
-    return *kept;
+    return kept;
   }
-  std::array<std::optional<runtime::CollectiveSettings>, 2> settings_for;
+  std::array<std::shared_ptr<const runtime::CollectiveSettings>, 2> settings_for;
 
   void begin_operation() {
     std::lock_guard lock(mutex);
@@ -527,6 +530,7 @@ bool is_known_hint(const std::string& key) {
       "cb_buffer_size",      "cb_nodes",
       "flowio_aggregators",  "flowio_buffers_in_flight",
       "flowio_direct_io",    "flowio_direct_threshold",
+      "flowio_durable",      "flowio_plan_cache",
       "flowio_ds_mapping",   "flowio_ds_threshold",
       "flowio_exchange",     "flowio_io_backend",
       "flowio_realm_policy", "romio_cb_fr_alignment",
@@ -571,6 +575,8 @@ Hints File::hints() const {
   in_force["flowio_ds_threshold"] = std::to_string(writes.window_io.sieve_threshold);
   in_force["flowio_ds_mapping"] = sieving(writes.window_io.mapping);
   in_force["flowio_direct_threshold"] = std::to_string(writes.direct_threshold);
+  in_force["flowio_durable"] = writes.durable ? "enable" : "disable";
+  in_force["flowio_plan_cache"] = std::to_string(writes.plans_kept);
   in_force.try_emplace("flowio_direct_io", "disable");
   return in_force;
 }

@@ -1,14 +1,90 @@
 #include "exchange/stream_pack.h"
 
+#include <algorithm>
 #include <cstring>
-
-#include "runtime/core/piece_cursor.h"
 
 namespace flowio::exchange {
 namespace {
 
-// Walks the memory pieces of the stream range in batches and hands each
-// to `copy` with the message position it corresponds to.
+// Visits the memory pieces of a stream range, in stream order, walking the
+// flattened type's tree directly: a block of runs (a vector, the common
+// memory type) is one loop with a constant stride and length, where a
+// general piece cursor would pay its bookkeeping for every piece.
+template <typename Copy>
+class TreeWalk {
+ public:
+  TreeWalk(Copy& copy, std::int64_t skip, std::int64_t want)
+      : copy_(copy), skip_(skip), remaining_(want) {}
+
+  bool done() const { return remaining_ == 0; }
+
+  // The part of one copy of `node` at `base` that falls in the range.
+  void node(const core::FlatNode& n, std::int64_t base) {
+    if (remaining_ == 0) return;
+    if (skip_ >= n.size) {
+      skip_ -= n.size;
+      return;
+    }
+    if (n.is_run()) {
+      run(base, n.size);
+      return;
+    }
+    const std::int64_t per_repeat = n.bytes_per_repeat();
+    std::int64_t r = skip_ / per_repeat;
+    skip_ -= r * per_repeat;
+    for (; r < n.repeat && remaining_ > 0; ++r) {
+      const std::int64_t repeat_base = base + r * n.repeat_stride;
+      // The first block with data past the skip: block_stream_end is sorted.
+      std::size_t b = static_cast<std::size_t>(
+          std::upper_bound(n.block_stream_end.begin(), n.block_stream_end.end(), skip_) -
+          n.block_stream_end.begin());
+      if (b > 0) skip_ -= n.block_stream_end[b - 1];
+      for (; b < n.blocks.size() && remaining_ > 0; ++b) block(n.blocks[b], repeat_base);
+    }
+  }
+
+ private:
+  void block(const core::FlatBlock& block, std::int64_t base) {
+    const core::FlatNode& child = *block.child;
+    std::int64_t k = skip_ / child.size;
+    skip_ -= k * child.size;
+    std::int64_t address = base + block.displacement + k * block.stride;
+    if (!child.is_run()) {
+      for (; k < block.count && remaining_ > 0; ++k, address += block.stride) node(child, address);
+      return;
+    }
+    const std::int64_t length = child.size;
+    if (skip_ > 0 && k < block.count) {  // starts inside a run
+      run(address, length);
+      ++k;
+      address += block.stride;
+    }
+    for (; k < block.count && remaining_ >= length; ++k, address += block.stride) {
+      copy_(reinterpret_cast<char*>(address), at_, length);
+      at_ += length;
+      remaining_ -= length;
+    }
+    if (k < block.count && remaining_ > 0) run(address, length);  // ends inside a run
+  }
+
+  void run(std::int64_t address, std::int64_t length) {
+    address += skip_;
+    length -= skip_;
+    skip_ = 0;
+    const std::int64_t take = std::min(length, remaining_);
+    copy_(reinterpret_cast<char*>(address), at_, take);
+    at_ += take;
+    remaining_ -= take;
+  }
+
+  Copy& copy_;
+  std::int64_t skip_;
+  std::int64_t remaining_;
+  std::int64_t at_ = 0;  // position in the message
+};
+
+// Hands each memory piece of the stream range to `copy` with the message
+// position it corresponds to.
 template <typename Copy>
 void walk(const core::MemoryLayout& memory, std::int64_t from, std::int64_t bytes, Copy&& copy) {
   if (bytes <= 0) return;
@@ -16,15 +92,11 @@ void walk(const core::MemoryLayout& memory, std::int64_t from, std::int64_t byte
     copy(reinterpret_cast<char*>(memory.address_of(from)), std::int64_t{0}, bytes);
     return;
   }
-  core::PieceCursor cursor(*memory.type, memory.count, memory.buffer_address, from);
-  core::Piece batch[512];
-  std::int64_t done = 0;
-  while (done < bytes) {
-    const std::size_t n = cursor.next(batch, bytes - done);
-    for (std::size_t i = 0; i < n; ++i) {
-      copy(reinterpret_cast<char*>(batch[i].offset), done, batch[i].length);
-      done += batch[i].length;
-    }
+  const core::FlatType& type = *memory.type;
+  const std::int64_t first_copy = from / type.size();
+  TreeWalk<Copy> walker(copy, from - first_copy * type.size(), bytes);
+  for (std::int64_t c = first_copy; c < memory.count && !walker.done(); ++c) {
+    walker.node(type.root(), memory.buffer_address + c * type.extent());
   }
 }
 

@@ -73,6 +73,12 @@ void FileDescriptor::sync() {
   if (result < 0) throw_errno(-result, "fsync " + path_);
 }
 
+void FileDescriptor::sync_data() const {
+  require_open("fdatasync");
+  const int result = retry_on_interrupt([&] { return ::fdatasync(fd_); });
+  if (result < 0) throw_errno(-result, "fdatasync " + path_);
+}
+
 std::int64_t FileDescriptor::size() const {
   require_open("fstat");
   struct stat status {};

@@ -56,6 +56,9 @@ class FileDescriptor {
 
   // fsync: the file's data and metadata reach stable storage.
   void sync();
+  // fdatasync: the file's data (and the metadata needed to read it, such as
+  // its size) reach stable storage.
+  void sync_data() const;
 
   // The file's size in bytes (fstat).
   std::int64_t size() const;

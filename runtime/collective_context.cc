@@ -28,13 +28,16 @@ CollectiveContext::~CollectiveContext() {
 
 std::vector<OperationStatistics> CollectiveContext::statistics() const {
   std::lock_guard lock(mutex_);
-  return {log_.begin(), log_.end()};
+  std::vector<OperationStatistics> out;
+  out.reserve(log_.size());
+  for (const OperationRecord& record : log_) out.push_back(record.statistics());
+  return out;
 }
 
-void CollectiveContext::log(OperationStatistics statistics) {
+void CollectiveContext::log(const OperationRecord& record) {
   std::lock_guard lock(mutex_);
-  log_.push_back(std::move(statistics));
-  if (log_.size() > 1024) log_.pop_front();
+  if (log_.size() == 1024) log_.pop_front();
+  log_.push_back(record);
 }
 
 void CollectiveContext::forget_plans(int plans_kept) {

@@ -26,6 +26,7 @@
 #include "runtime/call_order_gate.h"
 #include "runtime/collective_request.h"
 #include "runtime/data_phase_scheduler.h"
+#include "runtime/operation_recorder.h"
 #include "runtime/plan_cache.h"
 
 namespace flowio::runtime {
@@ -87,7 +88,7 @@ class CollectiveContext {
   // that uses them; written in call order, by the realm calc.
   std::optional<std::int64_t>& persistent_unit() { return persistent_unit_; }
 
-  void log(OperationStatistics statistics);
+  void log(const OperationRecord& record);
 
  private:
   MPI_Comm gather_comm_;  // borrowed from the file
@@ -106,7 +107,7 @@ class CollectiveContext {
 
   mutable std::mutex mutex_;  // outstanding_, log_, background_ (re)building
   std::size_t outstanding_ = 0;
-  std::deque<OperationStatistics> log_;
+  std::deque<OperationRecord> log_;
   std::unique_ptr<InlineGraphRunner> inline_;
   std::unique_ptr<TbbGraphRunner> background_;
 };

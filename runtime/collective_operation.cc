@@ -28,9 +28,9 @@ std::uint64_t plan_key(const CollectiveRequest& request) {
 // Whether this process's own part would let the call go direct.
 bool may_go_direct(const CollectiveRequest& request, const core::AccessSummary& summary) {
   using Buffering = CollectiveSettings::Buffering;
-  const Buffering buffering = request.settings.buffering;
+  const Buffering buffering = request.settings->buffering;
   return buffering == Buffering::disable ||
-         (buffering == Buffering::automatic && !needs_gathering(summary, request.settings));
+         (buffering == Buffering::automatic && !needs_gathering(summary, *request.settings));
 }
 
 }  // namespace
@@ -40,7 +40,7 @@ CollectiveOperation::CollectiveOperation(CollectiveContext& context_, Collective
     : context(context_),
       request(std::move(request_)),
       sequence(context_.take_sequence()),
-      recorder(context_.rank(), (request.writing ? "write#" : "read#") + std::to_string(sequence)),
+      recorder(context_.rank(), request.writing, sequence),
       on_done_(std::move(on_done)) {}
 
 Future<std::size_t> CollectiveOperation::start(CollectiveContext& context,
@@ -56,13 +56,13 @@ Future<std::size_t> CollectiveOperation::start(CollectiveContext& context,
   // The offsets stage.
   core::AccessSummary& summary = op.announcement.summary;
   summary = core::AccessSummary::of(
-      op.request.access, op.request.settings.realms.policy == core::RealmPolicy::load_balanced);
+      op.request.access, op.request.settings->realms.policy == core::RealmPolicy::load_balanced);
   op.view_words = exchange::encode_view_access(op.request.access);
   summary.metadata_words = static_cast<std::int64_t>(op.view_words.size());
   op.announcement.plan_key = plan_key(op.request);
   op.announcements.resize(static_cast<std::size_t>(context.ranks()));
   const bool run_inline = context.begin_operation(op.request.blocking);
-  op.runner = &context.runner(run_inline, op.request.settings);
+  op.runner = &context.runner(run_inline, *op.request.settings);
   op.executor = &op.runner->executor();
   // With nothing outstanding, every earlier operation is done on every
   // process (each ends with a collective step that follows all its I/O),
@@ -75,6 +75,9 @@ Future<std::size_t> CollectiveOperation::start(CollectiveContext& context,
   // the gather.
   if (run_inline && may_go_direct(op.request, summary)) {
     access_file_directly(op);
+    if (op.request.writing && op.request.settings->durable && op.accessed_directly) {
+      op.guarded([&] { context.file().sync_data(); });
+    }
     op.announcement.accessed_early = 1;
     op.announcement.failed_early = op.failure() ? 1 : 0;
   }
@@ -147,31 +150,31 @@ void CollectiveOperation::complete() {
     }
   }
 
-  OperationStatistics statistics;
-  statistics.sequence = sequence;
-  statistics.writing = request.writing;
-  statistics.bytes = request.access.bytes();
-  statistics.seconds = static_cast<double>(now_ns() - started_ns) * 1e-9;
-  statistics.realm_policy = core::realm_policy_name(request.settings.realms.policy);
-  statistics.exchange = request.settings.alltoallw ? "alltoallw" : "point_to_point";
-  statistics.read_access = request.settings.window_io.file_readable;
+  OperationRecord record;
+  record.sequence = sequence;
+  record.writing = request.writing;
+  record.bytes = request.access.bytes();
+  record.nanoseconds = now_ns() - started_ns;
+  record.realm_policy = request.settings->realms.policy;
+  record.alltoallw = request.settings->alltoallw;
+  record.read_access = request.settings->window_io.file_readable;
   if (plan && plan->two_phase) {
-    statistics.aggregators = static_cast<int>(request.settings.aggregator_ranks.size());
-    statistics.aggregator = plan->slot >= 0;
-    statistics.iterations = static_cast<std::int64_t>(plan->client_items.size() +
-                                                      plan->windows.size() + plan->rounds.size());
-    statistics.plan_reused = plan_reused;
+    record.aggregators = static_cast<int>(request.settings->aggregator_ranks.size());
+    record.aggregator = plan->slot >= 0;
+    record.iterations = static_cast<std::int64_t>(plan->client_items.size() + plan->windows.size() +
+                                                  plan->rounds.size());
+    record.plan_reused = plan_reused;
   } else {
     // Direct mode: every process with data accessed the file itself, in
     // one pass.
-    statistics.aggregators =
+    record.aggregators =
         static_cast<int>(std::count_if(summaries.begin(), summaries.end(),
                                        [](const core::AccessSummary& s) { return s.bytes > 0; }));
-    statistics.aggregator = accessed_directly;
-    statistics.iterations = accessed_directly ? 1 : 0;
+    record.aggregator = accessed_directly;
+    record.iterations = accessed_directly ? 1 : 0;
   }
-  recorder.fill(statistics);
-  context.log(std::move(statistics));
+  recorder.fill(record);
+  context.log(record);
 
   client_runs.clear();
   window_runs.clear();

@@ -20,6 +20,7 @@
 
 #include "exchange/metadata_exchange.h"
 #include "flowio/future.h"
+#include "runtime/byte_buffer.h"
 #include "runtime/collective_plan.h"
 #include "runtime/collective_request.h"
 #include "runtime/core/realm_policy.h"
@@ -45,7 +46,7 @@ struct Announcement {
 
 // A client message in flight.
 struct ClientRun {
-  std::vector<char> staging;  // when memory is not contiguous
+  ByteBuffer staging;  // when memory is not contiguous
   char* data = nullptr;
   std::int64_t received = 0;  // reads: bytes that lay before end of file
   std::int64_t posted_ns = 0;
@@ -53,14 +54,14 @@ struct ClientRun {
 
 // A window in flight on its aggregator.
 struct WindowRun {
-  std::vector<char> buffer;
+  ByteBuffer buffer;
   std::vector<std::int64_t> before_end;  // reads: bytes of each part before end of file
   std::int64_t posted_ns = 0;
 };
 
 // An Alltoallw round in flight.
 struct RoundRun {
-  std::vector<char> client_data;  // this process's shares, one after another
+  ByteBuffer client_data;  // this process's shares, one after another
   std::int64_t posted_ns = 0;
 };
 

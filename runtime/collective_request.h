@@ -18,7 +18,9 @@ struct CollectiveRequest {
   core::Access access;  // where its data goes in the file
   std::shared_ptr<const core::FlatType> memory_type;
   core::MemoryLayout memory;  // where its data is in memory (memory.type = memory_type)
-  CollectiveSettings settings;
+  // Parsed from the hints once per direction and shared by the calls made
+  // under them.
+  std::shared_ptr<const CollectiveSettings> settings;
 };
 
 }  // namespace flowio::runtime

@@ -129,6 +129,13 @@ CollectiveSettings CollectiveSettings::from_hints(const Hints& hints, int ranks,
     }
     settings.alltoallw = *text == "alltoallw";
   }
+  if (const std::string* text = find(hints, "flowio_durable")) {
+    if (*text != "enable" && *text != "disable") {
+      throw UsageError(ErrorCode::invalid_argument,
+                       "hint flowio_durable: expected enable or disable, got \"" + *text + "\"");
+    }
+    settings.durable = *text == "enable";
+  }
   if (const std::string* text = find(hints, "flowio_plan_cache")) {
     settings.plans_kept = static_cast<int>(parse_count("flowio_plan_cache", *text, 0));
   }

@@ -27,6 +27,10 @@ struct CollectiveSettings {
   bool alltoallw = false;
   // flowio_plan_cache: compiled plans a file keeps for reuse (0: none).
   int plans_kept = 4;
+  // flowio_durable: a collective write completes only once every process
+  // that wrote has made the file's data durable (fdatasync), inside the
+  // operation, so that a nonblocking write's sync overlaps computation.
+  bool durable = false;
 
   // Reads the hints for a write or a read on a communicator of `ranks`
   // processes. Throws UsageError(invalid_argument) for a malformed value

@@ -27,9 +27,6 @@ namespace {
 // saves. Decided from the gathered summaries, the same on every process.
 constexpr std::int64_t kMostPiecesKept = std::int64_t{1} << 20;
 
-// Frees a buffer's memory (assigning {} would keep its capacity).
-void release(std::vector<char>& buffer) { std::vector<char>().swap(buffer); }
-
 int data_tag(const CollectiveOperation& op, std::int64_t window) {
   return message_tag(MessageKind::data, op.sequence, window);
 }
@@ -51,7 +48,7 @@ void realms_stage(CollectiveOperation& op, std::size_t, Next next) {
     next();
     return;
   }
-  const CollectiveSettings& settings = op.request.settings;
+  const CollectiveSettings& settings = *op.request.settings;
   op.guarded([&] {
     if (!decide_two_phase(op.summaries, settings)) {
       op.plan = std::make_shared<CollectivePlan>();
@@ -99,7 +96,7 @@ void metadata_stage(CollectiveOperation& op, std::size_t, Next next) {
     }
     requests = op.metadata.post(op.context.comm(), message_tag(MessageKind::metadata, op.sequence),
                                 op.request.access, op.view_words, *plan.layout,
-                                op.request.settings.aggregator_ranks, plan.slot, client_ranks,
+                                op.request.settings->aggregator_ranks, plan.slot, client_ranks,
                                 client_words);
   });
   op.executor->wait_for(std::move(requests), [&op, begin, next = std::move(next)](
@@ -123,7 +120,7 @@ void plan_stage(CollectiveOperation& op, std::size_t, Next next) {
       for (std::size_t i = 0; i < plan.clients.size(); ++i) {
         plan.clients[i].access = std::move(accesses[i]);
       }
-      plan_items_step(op.request.settings, op.request.access, op.context.ranks(), plan);
+      plan_items_step(*op.request.settings, op.request.access, op.context.ranks(), plan);
       plan.complete = true;
     });
     op.view_words.clear();
@@ -140,7 +137,7 @@ void leave_control(CollectiveOperation& op) {
   DataFootprint footprint;
   if (!op.told_by_gather) {
     footprint.writing = op.request.writing;
-    footprint.alltoallw = op.request.settings.alltoallw && op.plan && op.plan->two_phase;
+    footprint.alltoallw = op.request.settings->alltoallw && op.plan && op.plan->two_phase;
     footprint.begin = std::numeric_limits<std::int64_t>::max();
     footprint.end = std::numeric_limits<std::int64_t>::min();
     for (const core::AccessSummary& s : op.summaries) {
@@ -163,7 +160,7 @@ void pack_stage(CollectiveOperation& op, std::size_t item, Next next) {
   } else {
     const std::int64_t begin = now_ns();
     op.guarded([&] {
-      run.staging.resize(static_cast<std::size_t>(plan.bytes));
+      run.staging.allocate(static_cast<std::size_t>(plan.bytes));
       if (op.request.writing) {
         exchange::pack_stream(op.request.memory, plan.from, plan.bytes, run.staging.data());
       }
@@ -211,28 +208,54 @@ void unpack_stage(CollectiveOperation& op, std::size_t item, Next next) {
     });
     op.recorder.record(Stage::unpack, begin, plan.window, "", run.received);
   }
-  release(run.staging);
+  run.staging.release();
   next();
 }
 
 // --- windows ---
 
-std::vector<io::WindowPiece> window_pieces(const WindowPlan& plan, std::vector<char>& buffer) {
-  std::vector<io::WindowPiece> pieces;
-  pieces.reserve(plan.pieces.size());
-  for (const WindowPiecePlan& piece : plan.pieces) {
-    pieces.push_back(io::WindowPiece{piece.offset, piece.length, buffer.data() + piece.at});
+// The window's pieces with their memory in `buffer`, in a list kept by the
+// calling thread (it only grows: a window's list is rebuilt for every run,
+// since the buffer is new each time).
+std::span<const io::WindowPiece> window_pieces(const WindowPlan& plan, const ByteBuffer& buffer) {
+  thread_local std::vector<io::WindowPiece> pieces;
+  if (pieces.size() < plan.pieces.size()) pieces.resize(plan.pieces.size());
+  char* const base = buffer.data();
+  for (std::size_t i = 0; i < plan.pieces.size(); ++i) {
+    const WindowPiecePlan& piece = plan.pieces[i];
+    pieces[i] = io::WindowPiece{piece.offset, piece.length, base + piece.at};
   }
-  return pieces;
+  return {pieces.data(), plan.pieces.size()};
 }
 
 void record_window_io(CollectiveOperation& op, const WindowPlan& plan, std::int64_t begin,
                       const io::WindowIoResult& result) {
-  if (result.method != io::WindowMethod::none) {
-    op.recorder.add_method(io::window_method_name(result.method));
+  switch (result.method) {
+    case io::WindowMethod::none:
+      break;
+    case io::WindowMethod::contiguous:
+      op.recorder.add_method(Method::contiguous);
+      break;
+    case io::WindowMethod::sieve:
+      op.recorder.add_method(Method::sieve);
+      break;
+    case io::WindowMethod::mapped:
+      op.recorder.add_method(Method::mapped);
+      break;
+    case io::WindowMethod::vectored:
+      op.recorder.add_method(Method::vectored);
+      break;
   }
   op.recorder.record(Stage::io, begin, plan.window.index, "", result.file_bytes, 0,
                      result.requests);
+}
+
+// Sieving and staging go through a buffer kept by each thread that does
+// window I/O (the I/O thread, the callers), which only grows: allocating
+// and zero-filling one per window would cost as much as the copies.
+std::vector<char>& thread_staging() {
+  thread_local std::vector<char> staging;
+  return staging;
 }
 
 void write_window(CollectiveOperation& op, std::size_t w) {
@@ -242,10 +265,9 @@ void write_window(CollectiveOperation& op, std::size_t w) {
   io::WindowIoResult result;
   op.guarded([&] {
     if (op.failure()) return;  // the operation fails anyway; keep the file as it was
-    std::vector<char> staging;
-    result =
-        io::write_window(op.context.backend(), op.context.file().get(),
-                         window_pieces(plan, run.buffer), op.request.settings.window_io, staging);
+    result = io::write_window(op.context.backend(), op.context.file().get(),
+                              window_pieces(plan, run.buffer), op.request.settings->window_io,
+                              thread_staging());
   });
   record_window_io(op, plan, begin, result);
 }
@@ -258,10 +280,9 @@ void read_window(CollectiveOperation& op, std::size_t w) {
   run.before_end.clear();
   for (const WindowPlan::Part& part : plan.parts) run.before_end.push_back(part.bytes);
   op.guarded([&] {
-    std::vector<char> staging;
-    result =
-        io::read_window(op.context.backend(), op.context.file().get(),
-                        window_pieces(plan, run.buffer), op.request.settings.window_io, staging);
+    result = io::read_window(op.context.backend(), op.context.file().get(),
+                             window_pieces(plan, run.buffer), op.request.settings->window_io,
+                             thread_staging());
     // Each client's part is in file order: what lies past end of file is
     // its tail, which is not sent, so that the client's memory there is
     // left as it was (as an independent read leaves it).
@@ -280,7 +301,7 @@ void read_window(CollectiveOperation& op, std::size_t w) {
 
 // Reads: the window from the file (on the executor's I/O side).
 void window_read_stage(CollectiveOperation& op, std::size_t w, Next next) {
-  op.window_runs[w].buffer.resize(static_cast<std::size_t>(op.plan->windows[w].total));
+  op.window_runs[w].buffer.allocate(static_cast<std::size_t>(op.plan->windows[w].total));
   if (op.request.writing) {
     next();
     return;
@@ -322,13 +343,13 @@ void window_exchange_stage(CollectiveOperation& op, std::size_t w, Next next) {
 // Writes: the window to the file (on the executor's I/O side).
 void window_write_stage(CollectiveOperation& op, std::size_t w, Next next) {
   if (!op.request.writing) {
-    release(op.window_runs[w].buffer);
+    op.window_runs[w].buffer.release();
     next();
     return;
   }
   op.executor->run_io([&op, w, next = std::move(next)] {
     write_window(op, w);
-    release(op.window_runs[w].buffer);
+    op.window_runs[w].buffer.release();
     next();
   });
 }
@@ -338,9 +359,9 @@ void window_write_stage(CollectiveOperation& op, std::size_t w, Next next) {
 void round_prepare_stage(CollectiveOperation& op, std::size_t r, Next next) {
   const RoundPlan& plan = op.plan->rounds[r];
   RoundRun& run = op.round_runs[r];
-  run.client_data.resize(static_cast<std::size_t>(plan.share_bytes));
+  run.client_data.allocate(static_cast<std::size_t>(plan.share_bytes));
   if (plan.window) {
-    op.window_runs[*plan.window].buffer.resize(
+    op.window_runs[*plan.window].buffer.allocate(
         static_cast<std::size_t>(op.plan->windows[*plan.window].total));
     if (!op.request.writing) read_window(op, *plan.window);
   }
@@ -402,8 +423,8 @@ void round_finish_stage(CollectiveOperation& op, std::size_t r, Next next) {
     });
     op.recorder.record(Stage::unpack, begin, static_cast<std::int64_t>(r), "", at);
   }
-  if (plan.window) release(op.window_runs[*plan.window].buffer);
-  release(run.client_data);
+  if (plan.window) op.window_runs[*plan.window].buffer.release();
+  run.client_data.release();
   next();
 }
 
@@ -412,6 +433,25 @@ void round_finish_stage(CollectiveOperation& op, std::size_t r, Next next) {
 void direct_io_stage(CollectiveOperation& op, std::size_t, Next next) {
   op.executor->run_io([&op, next = std::move(next)] {
     access_file_directly(op);
+    next();
+  });
+}
+
+// Durable writes (hint flowio_durable): a process that wrote makes the
+// file's data durable before it agrees, so the future completes only once
+// the checkpoint is on storage, and the sync overlaps whatever the
+// program does meanwhile.
+void persist_stage(CollectiveOperation& op, std::size_t, Next next) {
+  const bool wrote =
+      op.accessed_directly || (op.plan && op.plan->two_phase && (!op.plan->windows.empty()));
+  if (!op.request.writing || !op.request.settings->durable || !wrote || op.failure()) {
+    next();
+    return;
+  }
+  op.executor->run_io([&op, next = std::move(next)] {
+    const std::int64_t begin = now_ns();
+    op.guarded([&] { op.context.file().sync_data(); });
+    op.recorder.record(Stage::io, begin, -1, " fdatasync", 0, 0, 1);
     next();
   });
 }
@@ -459,7 +499,7 @@ const Pipeline& pipeline(PipelineKind kind) {
   static const Pipeline kRound{
       "round", {round_prepare_stage, round_exchange_stage, round_finish_stage}, true, leave_item};
   static const Pipeline kDirect{"direct", {direct_io_stage}, false, leave_direct};
-  static const Pipeline kAgree{"agree", {agree_stage}, false, leave_agree};
+  static const Pipeline kAgree{"agree", {persist_stage, agree_stage}, false, leave_agree};
   switch (kind) {
     case PipelineKind::control:
       return kControl;
@@ -550,13 +590,29 @@ void access_file_directly(CollectiveOperation& op) {
     const int fd = op.context.file().get();
     const bool writing = op.request.writing;
     std::int64_t moved = 0;
-    if (memory.contiguous()) {
+    if (memory.contiguous() && access.file_end() - access.file_begin() == access.bytes()) {
+      // One piece in the file and in memory (the common small call): one
+      // request, without walking the view.
+      iovec buffer{reinterpret_cast<void*>(memory.address_of(0)),
+                   static_cast<std::size_t>(access.bytes())};
+      const io::IoRequest request{access.file_begin(), std::span<const iovec>(&buffer, 1),
+                                  buffer.iov_len};
+      if (writing) {
+        backend.write(fd, std::span<const io::IoRequest>(&request, 1));
+        moved = access.bytes();
+      } else {
+        std::size_t got = 0;
+        backend.read(fd, std::span<const io::IoRequest>(&request, 1),
+                     std::span<std::size_t>(&got, 1));
+        moved = static_cast<std::int64_t>(got);
+      }
+    } else if (memory.contiguous()) {
       moved = writing ? io::write_to_view(backend, fd, view, access.stream_begin(), memory)
                       : io::read_from_view(backend, fd, view, access.stream_begin(), memory);
     } else {
       // Small memory pieces make slow iovecs: stage through a buffer of at
       // most one window, packed or unpacked by memcpy.
-      const std::int64_t chunk = std::min(access.bytes(), op.request.settings.realms.window_bytes);
+      const std::int64_t chunk = std::min(access.bytes(), op.request.settings->realms.window_bytes);
       // Not value-initialized: every byte is packed or read before use.
       const auto staging = std::make_unique_for_overwrite<char[]>(static_cast<std::size_t>(chunk));
       const core::FlatType bytes_type(core::make_run(1), 0, 1);
@@ -577,7 +633,7 @@ void access_file_directly(CollectiveOperation& op) {
       }
     }
     op.recorder.record(Stage::io, begin, -1, "", moved);
-    op.recorder.add_method("direct");
+    op.recorder.add_method(Method::direct);
     if (!writing) op.bytes_read_directly = moved;
     op.accessed_directly = true;
   });

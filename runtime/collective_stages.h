@@ -6,7 +6,7 @@
 //   window   (per window of this aggregator) read -> exchange -> write
 //   round    (per Alltoallw round, in order) prepare -> exchange -> finish
 //   direct   (per operation, direct mode)    io
-//   agree    (per operation)                 agree
+//   agree    (per operation)                 persist -> agree
 //
 // The offsets stage runs at the call, before any of these, on the caller's
 // thread (CollectiveOperation::start): the summary gather must be posted in

@@ -21,15 +21,24 @@ void DataPhaseScheduler::ready(std::uint64_t sequence, DataFootprint footprint,
                                std::function<void()> start) {
   {
     std::lock_guard lock(mutex_);
-    waiting_.emplace(sequence, Waiting{footprint, std::move(start)});
+    // The common case, one operation at a time: it may start at once,
+    // without being queued.
+    const bool at_once = !starting_ && sequence == next_ && waiting_.empty() && running_.empty();
+    if (!at_once) {
+      waiting_.emplace(sequence, Waiting{footprint, std::move(start)});
+    } else {
+      running_.emplace_back(sequence, footprint);
+      ++next_;
+    }
   }
+  if (start) start();
   start_what_may();
 }
 
 void DataPhaseScheduler::finished(std::uint64_t sequence) {
   {
     std::lock_guard lock(mutex_);
-    running_.erase(sequence);
+    std::erase_if(running_, [sequence](const auto& entry) { return entry.first == sequence; });
   }
   start_what_may();
 }
@@ -44,7 +53,7 @@ void DataPhaseScheduler::start_what_may() {
          !interferes(next_, waiting_.begin()->second.footprint)) {
     Waiting next = std::move(waiting_.begin()->second);
     waiting_.erase(waiting_.begin());
-    running_.emplace(next_, next.footprint);
+    running_.emplace_back(next_, next.footprint);
     ++next_;
     lock.unlock();
     next.start();

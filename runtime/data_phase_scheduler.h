@@ -21,6 +21,8 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <utility>
+#include <vector>
 
 namespace flowio::runtime {
 
@@ -56,8 +58,8 @@ class DataPhaseScheduler {
   std::mutex mutex_;
   std::uint64_t next_ = 0;
   std::map<std::uint64_t, Waiting> waiting_;
-  std::map<std::uint64_t, DataFootprint> running_;
-  bool starting_ = false;  // a thread is running starts
+  std::vector<std::pair<std::uint64_t, DataFootprint>> running_;  // few at once
+  bool starting_ = false;                                         // a thread is running starts
 };
 
 }  // namespace flowio::runtime

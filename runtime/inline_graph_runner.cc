@@ -19,7 +19,7 @@ void InlineGraphRunner::admit(PipelineKind kind) {
   Chain& chain = chains_[static_cast<std::size_t>(kind)];
   while (!chain.waiting.empty()) {
     const Token token = chain.waiting.front();
-    const CollectiveSettings& settings = token.operation->request.settings;
+    const CollectiveSettings& settings = *token.operation->request.settings;
     const std::size_t limit = pipeline_limit(kind, settings.buffers_in_flight,
                                              static_cast<int>(settings.aggregator_ranks.size()));
     // Serial pipelines need nothing more: one thread runs every stage, and
@@ -27,20 +27,29 @@ void InlineGraphRunner::admit(PipelineKind kind) {
     if (limit > 0 && chain.inside >= limit) return;
     chain.waiting.pop_front();
     ++chain.inside;
-    ready_.push_back([this, kind, token] { run_stage(kind, token, 0); });
+    ready_.push_back(Step{kind, 0, token});
   }
 }
 
-void InlineGraphRunner::run_stage(PipelineKind kind, Token token, std::size_t stage) {
-  const Pipeline& definition = pipeline(kind);
-  if (stage == definition.stages.size()) {
-    --chains_[static_cast<std::size_t>(kind)].inside;
-    admit(kind);
-    definition.leave(*token.operation);
+void InlineGraphRunner::run(const Step& step) {
+  const Pipeline& definition = pipeline(step.kind);
+  if (step.stage == definition.stages.size()) {
+    --chains_[static_cast<std::size_t>(step.kind)].inside;
+    admit(step.kind);
+    definition.leave(*step.token.operation);
     return;
   }
-  definition.stages[stage](*token.operation, token.item, [this, kind, token, stage] {
-    ready_.push_back([this, kind, token, stage] { run_stage(kind, token, stage + 1); });
+  std::size_t slot = parked_.size();
+  if (free_slots_.empty()) {
+    parked_.push_back(Step{step.kind, step.stage + 1, step.token});
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+    parked_[slot] = Step{step.kind, step.stage + 1, step.token};
+  }
+  definition.stages[step.stage](*step.token.operation, step.token.item, [this, slot] {
+    ready_.push_back(parked_[slot]);
+    free_slots_.push_back(slot);
   });
 }
 
@@ -48,9 +57,9 @@ void InlineGraphRunner::drive(const std::function<bool()>& done) {
   std::int64_t quiet_since = now_ns();
   while (!done()) {
     if (!ready_.empty()) {
-      std::function<void()> next = std::move(ready_.front());
+      const Step next = ready_.front();
       ready_.pop_front();
-      next();
+      run(next);
       continue;
     }
     if (executor_.test()) {

@@ -14,6 +14,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <vector>
 
 #include "runtime/executor.h"
 #include "runtime/graph_runner.h"
@@ -38,14 +39,23 @@ class InlineGraphRunner final : public GraphRunner {
     std::deque<Token> waiting;  // not yet admitted
     std::size_t inside = 0;     // admitted, not yet left
   };
+  // An item about to run stage `stage` of pipeline `kind`.
+  struct Step {
+    PipelineKind kind;
+    std::size_t stage;
+    Token token;
+  };
 
   // Lets waiting items of `kind` in, within its limit.
   void admit(PipelineKind kind);
-  // Runs stage `stage` of `kind` for `token`.
-  void run_stage(PipelineKind kind, Token token, std::size_t stage);
+  void run(const Step& step);
 
   std::array<Chain, static_cast<std::size_t>(PipelineKind::count)> chains_;
-  std::deque<std::function<void()>> ready_;  // stages whose items may go on
+  std::deque<Step> ready_;  // steps whose items may go on
+  // Steps whose stage waits: a stage's `next` names its slot, which keeps
+  // the callback small enough to need no allocation.
+  std::vector<Step> parked_;
+  std::vector<std::size_t> free_slots_;
   InlineExecutor executor_;
 };
 

@@ -1,5 +1,7 @@
 #include "runtime/operation_recorder.h"
 
+#include <string>
+
 #include "runtime/clock.h"
 #include "runtime/trace.h"
 
@@ -11,12 +13,18 @@ const char* stage_name(Stage stage) {
   return kNames[static_cast<int>(stage)];
 }
 
+const char* method_name(Method method) {
+  static const char* const kNames[] = {"contiguous", "sieve", "mapped", "vectored", "direct"};
+  return kNames[static_cast<int>(method)];
+}
+
 void OperationRecorder::record(Stage stage, std::int64_t begin_ns, std::int64_t index,
                                const char* role, std::int64_t bytes, std::int64_t messages,
                                std::int64_t requests) {
   const std::int64_t end_ns = now_ns();
-  // Relaxed: sums read only after the operation completes, which orders
-  // them (the future's completion is a release).
+  // Relaxed: the sums are read only after the operation completes, which
+  // orders them (every stage happens before the agreement that precedes
+  // completion, through the graph's edges).
   Counters& counters = stages_[static_cast<int>(stage)];
   counters.nanoseconds.fetch_add(end_ns - begin_ns, std::memory_order_relaxed);
   counters.bytes.fetch_add(bytes, std::memory_order_relaxed);
@@ -25,30 +33,53 @@ void OperationRecorder::record(Stage stage, std::int64_t begin_ns, std::int64_t 
   Trace& trace = Trace::process();
   if (trace.enabled()) {
     trace.record(stage_name(stage), rank_,
-                 label_ + (index >= 0 ? " w" + std::to_string(index) : "") + role, begin_ns,
-                 end_ns);
+                 std::string(writing_ ? "write#" : "read#") + std::to_string(sequence_) +
+                     (index >= 0 ? " w" + std::to_string(index) : "") + role,
+                 begin_ns, end_ns);
   }
 }
 
-void OperationRecorder::add_method(const char* method) {
-  std::lock_guard lock(mutex_);
-  methods_.insert(method);
+void OperationRecorder::add_method(Method method) {
+  // Relaxed: read after completion, as the sums.
+  methods_.fetch_or(1u << static_cast<unsigned>(method), std::memory_order_relaxed);
 }
 
-void OperationRecorder::fill(OperationStatistics& statistics) const {
-  {
-    std::lock_guard lock(mutex_);
-    for (const std::string& method : methods_) {
-      statistics.method += (statistics.method.empty() ? "" : "+") + method;
-    }
-  }
-  for (int stage = 0; stage < static_cast<int>(Stage::count); ++stage) {
+void OperationRecorder::fill(OperationRecord& record) const {
+  record.methods = methods_.load(std::memory_order_relaxed);
+  for (std::size_t stage = 0; stage < record.stages.size(); ++stage) {
     const Counters& counters = stages_[stage];
-    statistics.stages.push_back(StageStatistics{
-        stage_name(static_cast<Stage>(stage)),
-        static_cast<double>(counters.nanoseconds.load()) * 1e-9, counters.bytes.load(),
-        counters.messages.load(), counters.io_requests.load()});
+    record.stages[stage] = StageSums{counters.nanoseconds.load(std::memory_order_relaxed),
+                                     counters.bytes.load(std::memory_order_relaxed),
+                                     counters.messages.load(std::memory_order_relaxed),
+                                     counters.io_requests.load(std::memory_order_relaxed)};
   }
+}
+
+OperationStatistics OperationRecord::statistics() const {
+  OperationStatistics out;
+  out.sequence = sequence;
+  out.writing = writing;
+  out.bytes = bytes;
+  out.seconds = static_cast<double>(nanoseconds) * 1e-9;
+  out.aggregators = aggregators;
+  out.aggregator = aggregator;
+  out.iterations = iterations;
+  out.realm_policy = core::realm_policy_name(realm_policy);
+  out.exchange = alltoallw ? "alltoallw" : "point_to_point";
+  out.read_access = read_access;
+  out.plan_reused = plan_reused;
+  for (unsigned m = 0; m < static_cast<unsigned>(Method::count); ++m) {
+    if ((methods & (1u << m)) == 0) continue;
+    out.method +=
+        (out.method.empty() ? "" : "+") + std::string(method_name(static_cast<Method>(m)));
+  }
+  for (std::size_t stage = 0; stage < stages.size(); ++stage) {
+    const StageSums& sums = stages[stage];
+    out.stages.push_back(StageStatistics{stage_name(static_cast<Stage>(stage)),
+                                         static_cast<double>(sums.nanoseconds) * 1e-9, sums.bytes,
+                                         sums.messages, sums.io_requests});
+  }
+  return out;
 }
 
 }  // namespace flowio::runtime

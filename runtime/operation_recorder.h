@@ -2,36 +2,69 @@
 // stage by stage (time, bytes, messages, file requests), the I/O methods
 // its windows used, and the trace spans (runtime/trace.h) when a trace is
 // recorded. Stage names are those of File::statistics() and the trace.
+//
+// A completed operation leaves an OperationRecord (plain numbers, cheap to
+// keep: small calls are the common case); OperationStatistics, with its
+// names and strings, is built only when the program asks.
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <cstdint>
-#include <mutex>
-#include <set>
-#include <string>
 
 #include "flowio/statistics.h"
+#include "runtime/core/realm_policy.h"
 
 namespace flowio::runtime {
 
 enum class Stage { offsets, realms, metadata, pack, exchange, io, unpack, agree, count };
 const char* stage_name(Stage stage);
 
+// The I/O methods an operation can use, as bits of OperationRecord::methods.
+enum class Method : unsigned { contiguous, sieve, mapped, vectored, direct, count };
+const char* method_name(Method method);
+
+struct StageSums {
+  std::int64_t nanoseconds = 0;
+  std::int64_t bytes = 0;
+  std::int64_t messages = 0;
+  std::int64_t io_requests = 0;
+};
+
+// One completed operation, as File::statistics() reports it.
+struct OperationRecord {
+  std::uint64_t sequence = 0;
+  bool writing = false;
+  std::int64_t bytes = 0;
+  std::int64_t nanoseconds = 0;
+  int aggregators = 0;
+  bool aggregator = false;
+  std::int64_t iterations = 0;
+  core::RealmPolicy realm_policy = core::RealmPolicy::even;
+  bool alltoallw = false;
+  bool read_access = true;
+  bool plan_reused = false;
+  unsigned methods = 0;  // bit i: Method i was used
+  std::array<StageSums, static_cast<std::size_t>(Stage::count)> stages{};
+
+  OperationStatistics statistics() const;
+};
+
 // Thread safety: record() and add_method() may be called from any thread.
 class OperationRecorder {
  public:
-  // `label` names the operation in the trace ("write#12").
-  OperationRecorder(int rank, std::string label) : rank_(rank), label_(std::move(label)) {}
+  OperationRecorder(int rank, bool writing, std::uint64_t sequence)
+      : rank_(rank), writing_(writing), sequence_(sequence) {}
 
   // One span of `stage` from `begin_ns` to now, for window (or round or
   // item) `index` (-1: the whole operation), with what it moved; `role`
   // is appended to the trace label.
   void record(Stage stage, std::int64_t begin_ns, std::int64_t index = -1, const char* role = "",
               std::int64_t bytes = 0, std::int64_t messages = 0, std::int64_t requests = 0);
-  void add_method(const char* method);
+  void add_method(Method method);
 
-  // The stages and methods, into `statistics`.
-  void fill(OperationStatistics& statistics) const;
+  // The sums and methods, into `record`. Call once the stages are done.
+  void fill(OperationRecord& record) const;
 
  private:
   struct Counters {
@@ -42,10 +75,10 @@ class OperationRecorder {
   };
 
   int rank_;
-  std::string label_;
+  bool writing_;
+  std::uint64_t sequence_;
   Counters stages_[static_cast<int>(Stage::count)];
-  mutable std::mutex mutex_;  // methods_
-  std::set<std::string> methods_;
+  std::atomic<unsigned> methods_{0};
 };
 
 }  // namespace flowio::runtime

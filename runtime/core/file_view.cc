@@ -63,6 +63,8 @@ FileView::FileView(std::int64_t displacement, std::int64_t etype_size, FlatType 
     : displacement_(displacement), etype_size_(etype_size), filetype_(std::move(filetype)) {}
 
 std::int64_t FileView::file_offset_of(std::int64_t stream_position) const {
+  // The common view (and the default one): no walk needed.
+  if (is_contiguous()) return displacement_ + stream_position;
   PieceCursor cursor = file_pieces(stream_position);
   Piece piece;
   if (!cursor.next_piece(piece, 1)) {

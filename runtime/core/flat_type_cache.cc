@@ -1,5 +1,8 @@
 #include "runtime/core/flat_type_cache.h"
 
+#include <mutex>
+#include <unordered_map>
+
 #include "flowio/error.h"
 
 namespace flowio::core {
@@ -33,8 +36,24 @@ bool is_named(MPI_Datatype type) {
 
 }  // namespace
 
+namespace {
+
+// Named types never change and are never freed: one flattening each for
+// the life of the process.
+std::shared_ptr<const FlatType> flatten_named(MPI_Datatype type) {
+  static std::mutex mutex;
+  static std::unordered_map<MPI_Datatype, std::shared_ptr<const FlatType>> named;
+  std::lock_guard lock(mutex);
+  std::shared_ptr<const FlatType>& kept = named[type];
+  if (!kept) kept = std::make_shared<const FlatType>(flatten(type));
+  return kept;
+}
+
+}  // namespace
+
 std::shared_ptr<const FlatType> flatten_cached(MPI_Datatype type) {
-  if (type == MPI_DATATYPE_NULL || is_named(type)) return std::make_shared<FlatType>(flatten(type));
+  if (type == MPI_DATATYPE_NULL) return std::make_shared<FlatType>(flatten(type));
+  if (is_named(type)) return flatten_named(type);
   const int keyval = cache_keyval();
   void* attribute = nullptr;
   int found = 0;

@@ -14,8 +14,9 @@
 
 namespace flowio::core {
 
-// flatten(type), cached on `type` when it is a derived type (named types
-// are flattened at once; they are cheap). Throws as flatten() does.
+// flatten(type), cached on `type` when it is a derived type, and in a
+// process-wide table for named types (which MPI never frees). Throws as
+// flatten() does.
 // Thread safe (MPI_THREAD_MULTIPLE): a race computes the form twice and
 // keeps one; the FlatType stays alive while any caller holds it, even after
 // the program frees the datatype.

@@ -1,0 +1,145 @@
+// bench/repeat: the same collective call made again and again on one open
+// file, as a time-stepping code does every step. For each of the NCIO
+// cases c-c, nc-c and c-nc (bench/regions.h) and each size per rank, it
+// times --calls write_at_all (then read_at_all) calls in a row through
+// flowio with the plan cache (the default: from the second call on, the
+// compiled plan is rerun), through flowio without it (flowio_plan_cache=0:
+// every call compiles its plan), and through MPICH's MPI-IO, rounds of the
+// three interleaved, and reports the median microseconds per call of each
+// and the ratio MPICH / flowio (above 1: flowio faster per call).
+//
+// Usage: mpiexec -n N bazel-bin/bench/repeat [--calls=1000]
+//   [--sizes=32768,1048576] [--case=all|c-c|nc-c|c-nc] [--op=both|write|read]
+//   [--reps=5] [--dir=$TMPDIR]
+#include <mpi.h>
+
+#include <cstdint>
+#include <functional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "bench/bench_support.h"
+#include "bench/regions.h"
+#include "flowio/error.h"
+#include "flowio/file.h"
+
+namespace {
+
+using flowio::check_mpi;
+
+std::vector<std::int64_t> parse_sizes(const std::string& text) {
+  std::vector<std::int64_t> sizes;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ',')) sizes.push_back(std::stoll(item));
+  return sizes;
+}
+
+// One implementation's file with the case's view, and its repeated call.
+struct Side {
+  std::string name;
+  std::function<void(bool writing, void* buffer)> call;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  return bench::run_benchmark(
+      argc, argv, "repeat", [](bench::Options& options, bench::Report& report) {
+        const bench::AccessSettings settings = bench::access_settings(options);
+        const std::int64_t calls = options.integer("calls", 1000);
+        const std::vector<std::int64_t> sizes = parse_sizes(options.text("sizes", "32768,1048576"));
+        std::vector<std::string> cases = {"c-c", "nc-c", "c-nc"};
+        const std::string chosen = options.choice("case", "all", {"all", "c-c", "nc-c", "c-nc"});
+        if (chosen != "all") cases = {chosen};
+        options.finish();
+
+        for (const std::string& name : cases) {
+          for (const std::int64_t size : sizes) {
+            bench::RegionPattern pattern;
+            pattern.name = name;
+            pattern.regions = size / pattern.region_size;
+            const bench::RegionAccess region =
+                bench::make_region_access(pattern, bench::Description::compact);
+            const bench::Access& access = region.access;
+            MPI_Count type_size = 0;
+            check_mpi(MPI_Type_size_c(access.memtype, &type_size), "MPI_Type_size_c");
+            int rank = 0;
+            MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+            const std::vector<std::byte> data = bench::typed_buffer(
+                access.memtype, access.count, bench::pattern(rank, type_size * access.count));
+            std::vector<std::byte> buffer = data;
+
+            const bench::ScratchFile cached_path(settings.dir, "cached.dat"),
+                uncached_path(settings.dir, "uncached.dat"), mpich_path(settings.dir, "mpich.dat");
+            flowio::File cached = flowio::File::open(MPI_COMM_WORLD, cached_path.path(),
+                                                     flowio::Mode::create | flowio::Mode::rdwr);
+            flowio::File uncached = flowio::File::open(MPI_COMM_WORLD, uncached_path.path(),
+                                                       flowio::Mode::create | flowio::Mode::rdwr,
+                                                       {{"flowio_plan_cache", "0"}});
+            for (flowio::File* file : {&cached, &uncached}) {
+              file->set_view(access.displacement, MPI_BYTE, access.filetype);
+            }
+            bench::MpiFile mpich(mpich_path.path(), {});
+            check_mpi(MPI_File_set_view(mpich.get(), access.displacement, MPI_BYTE, access.filetype,
+                                        "native", MPI_INFO_NULL),
+                      "MPI_File_set_view");
+            const auto flowio_call = [&](flowio::File& file) {
+              return [&file, &access](bool writing, void* target) {
+                if (writing) {
+                  file.write_at_all(0, target, access.count, access.memtype);
+                } else {
+                  file.read_at_all(0, target, access.count, access.memtype);
+                }
+              };
+            };
+            const std::vector<Side> sides = {
+                {"flowio_cached", flowio_call(cached)},
+                {"flowio_uncached", flowio_call(uncached)},
+                {"mpich",
+                 [&](bool writing, void* target) {
+                   check_mpi(writing ? MPI_File_write_at_all_c(mpich.get(), 0, target, access.count,
+                                                               access.memtype, MPI_STATUS_IGNORE)
+                                     : MPI_File_read_at_all_c(mpich.get(), 0, target, access.count,
+                                                              access.memtype, MPI_STATUS_IGNORE),
+                             "MPICH collective call");
+                 }},
+            };
+            for (const bool writing : {true, false}) {
+              if ((writing && !settings.write) || (!writing && !settings.read)) continue;
+              // Untimed once each: file creation, first-touch page faults,
+              // and the first compilation of the cached plan.
+              for (const Side& side : sides) side.call(true, buffer.data());
+              std::vector<std::vector<double>> per_call(sides.size());
+              for (int rep = 0; rep < settings.reps; ++rep) {
+                for (std::size_t s = 0; s < sides.size(); ++s) {
+                  const double seconds = bench::time_collective([&] {
+                    for (std::int64_t c = 0; c < calls; ++c) sides[s].call(writing, buffer.data());
+                  });
+                  per_call[s].push_back(seconds / static_cast<double>(calls) * 1e6);
+                }
+              }
+              if (!writing) {
+                bench::verify(buffer == data, "repeat: a read returned other bytes than written");
+              }
+              const double cached_us = bench::median(per_call[0]);
+              const double uncached_us = bench::median(per_call[1]);
+              const double mpich_us = bench::median(per_call[2]);
+              report.line(bench::region_fields(pattern)
+                              .add("bytes_per_rank", size)
+                              .add("op", writing ? "write" : "read")
+                              .add("calls", calls)
+                              .add("flowio_cached_us", cached_us)
+                              .add("flowio_uncached_us", uncached_us)
+                              .add("mpich_us", mpich_us)
+                              .add("ratio_cached", mpich_us / cached_us)
+                              .add("ratio_uncached", mpich_us / uncached_us));
+            }
+            cached.close();
+            uncached.close();
+            mpich.close();
+          }
+        }
+      });
+}
