@@ -57,7 +57,7 @@ TEST_CASE("Api.CollectiveDifferential.RandomCollectiveAccess") {
     const Case& c = *planned;
     if (run.verbose) MESSAGE(c.description);
 
-    Outcome by_flowio(c.operation_count), by_mpich(c.operation_count);
+    CaseOutcome by_flowio(c.operation_count), by_mpich(c.operation_count);
     const auto started = std::chrono::steady_clock::now();
     prepare_file(c, case_seed, flowio_path);
     run_flowio(c, case_seed, flowio_path, by_flowio);

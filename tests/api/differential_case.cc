@@ -188,7 +188,7 @@ bool copies_overlap(MPI_Datatype type, MPI_Count count) {
 
 // A memory type and count for one operation of this rank, with a whole
 // number of etypes of data; no data when `empty`.
-void random_memory(std::mt19937_64& rng, std::int64_t etype_size, bool empty, Operation& op) {
+void random_memory(std::mt19937_64& rng, std::int64_t etype_size, bool empty, CaseCall& op) {
   std::string text;
   const int kind = empty ? pick(rng, 0, 1) : pick(rng, 0, 14);
   if (kind == 1) {
@@ -250,7 +250,7 @@ std::string step_text(const Step& step) {
   std::string text = std::string(" [") + (group.writing ? "write" : "read") +
                      (group.through_pointer ? " pointer" : " at") +
                      (group.nonblocking ? " nonblocking" : " blocking");
-  for (const Operation& op : group.operations) {
+  for (const CaseCall& op : group.operations) {
     text += std::string(op.collective ? " all" : " indep") + " #" + std::to_string(op.sequence) +
             "@" + std::to_string(op.offset) + ": " + op.text + ";";
   }
@@ -393,7 +393,7 @@ void make_case(std::mt19937_64& shared, std::mt19937_64& rng, std::uint64_t case
     MPI_Offset cursor = static_cast<MPI_Offset>(
         rng() % static_cast<std::uint64_t>((group.writing ? 3 * tile_etypes : written_reach) + 1));
     for (int k = 0; k < operations; ++k) {
-      Operation op;
+      CaseCall op;
       op.collective = pick(shared, 1, 100) <= shape.collective_percent;
       const bool nobody = one_in(shared, 15);
       random_memory(rng, c.etype_size, nobody || one_in(rng, 6), op);
@@ -417,7 +417,7 @@ void make_case(std::mt19937_64& shared, std::mt19937_64& rng, std::uint64_t case
     group.wait_order.resize(group.operations.size());
     std::iota(group.wait_order.begin(), group.wait_order.end(), 0);
     std::shuffle(group.wait_order.begin(), group.wait_order.end(), rng);
-    for (Operation& op : group.operations) op.sequence = c.operation_count++;
+    for (CaseCall& op : group.operations) op.sequence = c.operation_count++;
     Step step;
     step.group = std::move(group);
     c.steps.push_back(std::move(step));

@@ -117,7 +117,7 @@ struct CaseHints {
 };
 
 // One call of this rank.
-struct Operation {
+struct CaseCall {
   TypeHandle memory_type;
   MPI_Count count = 0;
   std::int64_t bytes = 0;           // data bytes, a whole number of etypes
@@ -135,7 +135,7 @@ struct Group {
   bool writing = true;
   bool through_pointer = false;  // write_all/write rather than the _at forms
   bool nonblocking = false;
-  std::vector<Operation> operations;  // in call order
+  std::vector<CaseCall> operations;  // in call order
   std::vector<int> wait_order;        // nonblocking: the order of get(), per rank
 };
 
@@ -180,7 +180,7 @@ void make_case(std::mt19937_64& shared, std::mt19937_64& rng, std::uint64_t case
 
 // What one implementation returned, per operation (by sequence number),
 // and the file as it was before the last close (rank 0 only).
-struct Outcome {
+struct CaseOutcome {
   std::vector<std::int64_t> bytes;
   std::vector<MPI_Offset> positions;  // file pointer after a pointer-form call, else -1
   std::vector<std::optional<TypedBuffer>> reads;
@@ -188,7 +188,7 @@ struct Outcome {
   bool removed_at_close = false;  // the file was gone after the last close
   std::string failure;            // an exception flowio threw, if any
 
-  explicit Outcome(int operations)
+  explicit CaseOutcome(int operations)
       : bytes(static_cast<std::size_t>(operations), -1),
         positions(static_cast<std::size_t>(operations), -1),
         reads(static_cast<std::size_t>(operations)) {}
@@ -196,9 +196,9 @@ struct Outcome {
 
 // Runs the case through flowio::File on `path`, which the caller prepared
 // with prepare_file(). Exceptions are recorded in out.failure.
-void run_flowio(const Case& c, std::uint64_t case_seed, const std::string& path, Outcome& out);
+void run_flowio(const Case& c, std::uint64_t case_seed, const std::string& path, CaseOutcome& out);
 // Runs the case through MPICH's MPI-IO on `path`.
-void run_mpich(const Case& c, std::uint64_t case_seed, const std::string& path, Outcome& out);
+void run_mpich(const Case& c, std::uint64_t case_seed, const std::string& path, CaseOutcome& out);
 
 // Puts the file a case starts from at `path` (rank 0 writes; collective).
 void prepare_file(const Case& c, std::uint64_t case_seed, const std::string& path);
@@ -208,6 +208,6 @@ void prepare_file(const Case& c, std::uint64_t case_seed, const std::string& pat
 // witness (each rank's writes done independently by MPICH) to say which
 // side strayed; on any failure it prints a one-line replay command.
 bool compare_outcomes(const Case& c, std::uint64_t case_seed, long index,
-                      const std::string& scratch, Outcome& by_flowio, Outcome& by_mpich);
+                      const std::string& scratch, CaseOutcome& by_flowio, CaseOutcome& by_mpich);
 
 }  // namespace flowio::testing

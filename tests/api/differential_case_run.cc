@@ -47,7 +47,7 @@ void write_file(const std::string& path, const char* data, long long bytes) {
 
 // How far a pointer-form call moves the pointer past the previous one.
 MPI_Offset pointer_gap(const Group& group, std::size_t k, std::int64_t etype_size) {
-  const Operation& previous = group.operations[k - 1];
+  const CaseCall& previous = group.operations[k - 1];
   return group.operations[k].offset - (previous.offset + previous.bytes / etype_size);
 }
 
@@ -62,19 +62,19 @@ OpenMode last_mode(const Case& c) {
 
 // Rank 0 keeps the file's bytes; every rank learns nothing. Called between
 // a barrier (every rank's writes done) and the close.
-void capture_image(const std::string& path, Outcome& out) {
+void capture_image(const std::string& path, CaseOutcome& out) {
   MPI_Barrier(MPI_COMM_WORLD);
   if (world_rank() == 0) out.image = read_whole_file(path);
 }
 
-void check_removed(const std::string& path, Outcome& out) {
+void check_removed(const std::string& path, CaseOutcome& out) {
   MPI_Barrier(MPI_COMM_WORLD);
   out.removed_at_close = !file_exists(path);
 }
 
 // --- flowio ---
 
-Future<std::size_t> start_flowio(File& file, const Group& group, const Operation& op,
+Future<std::size_t> start_flowio(File& file, const Group& group, const CaseCall& op,
                                  const void* buffer) {
   const MPI_Datatype type = op.memory_type.get();
   void* target = const_cast<void*>(buffer);
@@ -94,7 +94,7 @@ Future<std::size_t> start_flowio(File& file, const Group& group, const Operation
                                : file.iread_at(op.offset, target, op.count, type);
 }
 
-std::size_t call_flowio(File& file, const Group& group, const Operation& op, const void* buffer) {
+std::size_t call_flowio(File& file, const Group& group, const CaseCall& op, const void* buffer) {
   const MPI_Datatype type = op.memory_type.get();
   void* target = const_cast<void*>(buffer);
   if (op.collective) {
@@ -113,10 +113,10 @@ std::size_t call_flowio(File& file, const Group& group, const Operation& op, con
                                : file.read_at(op.offset, target, op.count, type);
 }
 
-void run_group_flowio(File& file, const Group& group, std::int64_t etype_size, Outcome& out) {
+void run_group_flowio(File& file, const Group& group, std::int64_t etype_size, CaseOutcome& out) {
   std::vector<Future<std::size_t>> pending;
   for (std::size_t k = 0; k < group.operations.size(); ++k) {
-    const Operation& op = group.operations[k];
+    const CaseCall& op = group.operations[k];
     const auto index = static_cast<std::size_t>(op.sequence);
     const void* buffer = nullptr;
     if (group.writing) {
@@ -141,7 +141,7 @@ void run_group_flowio(File& file, const Group& group, std::int64_t etype_size, O
     if (group.through_pointer) out.positions[index] = file.position();
   }
   for (int k : group.nonblocking ? group.wait_order : std::vector<int>{}) {
-    const Operation& op = group.operations[static_cast<std::size_t>(k)];
+    const CaseCall& op = group.operations[static_cast<std::size_t>(k)];
     out.bytes[static_cast<std::size_t>(op.sequence)] =
         static_cast<std::int64_t>(pending[static_cast<std::size_t>(k)].get());
   }
@@ -184,7 +184,7 @@ void set_view_mpich(const Case& c, MPI_File file, std::int64_t shift) {
                             MPI_INFO_NULL) == MPI_SUCCESS);
 }
 
-int call_mpich(MPI_File file, const Group& group, const Operation& op, void* packed,
+int call_mpich(MPI_File file, const Group& group, const CaseCall& op, void* packed,
                MPI_Status& status) {
   const int bytes = static_cast<int>(op.bytes);
   if (op.collective) {
@@ -208,8 +208,8 @@ int call_mpich(MPI_File file, const Group& group, const Operation& op, void* pac
 }
 
 // MPICH runs a group's operations one after another, blocking.
-void run_group_mpich(MPI_File file, const Group& group, Outcome& out) {
-  for (const Operation& op : group.operations) {
+void run_group_mpich(MPI_File file, const Group& group, CaseOutcome& out) {
+  for (const CaseCall& op : group.operations) {
     const auto index = static_cast<std::size_t>(op.sequence);
     if (group.through_pointer) MPI_File_seek(file, op.offset, MPI_SEEK_SET);
     std::vector<unsigned char> packed(static_cast<std::size_t>(op.bytes) + 1, 0);
@@ -274,7 +274,7 @@ void write_reference(const Case& c, std::uint64_t case_seed, const std::string& 
     if (step.kind == Step::Kind::set_view) set_view_mpich(c, file, step.view_shift);
     if (step.kind == Step::Kind::set_size) MPI_File_set_size(file, step.size);
     if (step.kind != Step::Kind::group || !step.group.writing) continue;
-    for (const Operation& op : step.group.operations) {
+    for (const CaseCall& op : step.group.operations) {
       if (op.bytes == 0) continue;
       std::vector<unsigned char> packed(static_cast<std::size_t>(op.bytes));
       int position = 0;
@@ -322,7 +322,7 @@ void prepare_file(const Case& c, std::uint64_t case_seed, const std::string& pat
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-void run_flowio(const Case& c, std::uint64_t case_seed, const std::string& path, Outcome& out) {
+void run_flowio(const Case& c, std::uint64_t case_seed, const std::string& path, CaseOutcome& out) {
   try {
     File file = File::open(MPI_COMM_WORLD, path, info(c.first_mode).flowio_mode, c.hints.flowio);
     complete_background_flowio(c, case_seed, file);
@@ -362,7 +362,7 @@ void run_flowio(const Case& c, std::uint64_t case_seed, const std::string& path,
   }
 }
 
-void run_mpich(const Case& c, std::uint64_t case_seed, const std::string& path, Outcome& out) {
+void run_mpich(const Case& c, std::uint64_t case_seed, const std::string& path, CaseOutcome& out) {
   MPI_File file = open_mpich(c, path, c.first_mode);
   complete_background_mpich(c, case_seed, file);
   OpenMode mode = c.first_mode;
@@ -401,7 +401,7 @@ void run_mpich(const Case& c, std::uint64_t case_seed, const std::string& path, 
 }
 
 bool compare_outcomes(const Case& c, std::uint64_t case_seed, long index,
-                      const std::string& scratch, Outcome& by_flowio, Outcome& by_mpich) {
+                      const std::string& scratch, CaseOutcome& by_flowio, CaseOutcome& by_mpich) {
   CAPTURE(index);
   CAPTURE(c.description);
   bool same = by_flowio.failure.empty();
@@ -426,7 +426,7 @@ bool compare_outcomes(const Case& c, std::uint64_t case_seed, long index,
   same = same && by_flowio.removed_at_close == deletes;
   for (const Step& step : c.steps) {
     if (step.kind != Step::Kind::group) continue;
-    for (const Operation& op : step.group.operations) {
+    for (const CaseCall& op : step.group.operations) {
       const auto at = static_cast<std::size_t>(op.sequence);
       CAPTURE(op.sequence);
       CHECK(by_flowio.bytes[at] == by_mpich.bytes[at]);

@@ -51,7 +51,7 @@ TEST_CASE("Api.Differential.RandomIndependentAccess") {
     }
     const Case& c = *planned;
     if (run.verbose) MESSAGE(c.description);
-    Outcome by_flowio(c.operation_count), by_mpich(c.operation_count);
+    CaseOutcome by_flowio(c.operation_count), by_mpich(c.operation_count);
     prepare_file(c, case_seed, flowio_path);
     run_flowio(c, case_seed, flowio_path, by_flowio);
     prepare_file(c, case_seed, mpich_path);
