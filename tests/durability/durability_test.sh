@@ -38,9 +38,10 @@ if ! command -v strace >/dev/null || ! strace -qq -o /dev/null true 2>/dev/null;
   exit 0
 fi
 mkdir -p "$work/sync"
+# LeakSanitizer cannot run under ptrace: off for the traced run.
 # shellcheck disable=SC2016  # expanded by each rank's shell
 mpiexec -n "$ranks" ${env_args[@]+"${env_args[@]}"} -genv FLOWIO_IO_BACKEND posix \
-  sh -c 'exec strace -f -y -qq -s 96 -o "$0.$PMI_RANK" \
+  sh -c 'ASAN_OPTIONS=detect_leaks=0 exec strace -f -y -qq -s 96 -o "$0.$PMI_RANK" \
     -e trace=pwrite64,pwritev,pwritev2,mmap,fsync,fdatasync,write "$@"' \
   "$work/trace" "$program" sync "$work/sync"
 failures=0

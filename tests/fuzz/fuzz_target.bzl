@@ -26,6 +26,12 @@ def fuzz_target(name, deps):
         name = name + "_corpus_test",
         srcs = ["run_corpus.sh"],
         args = ["$(location :%s_fuzzer)" % name, "tests/fuzz/corpus/" + name],
-        data = [":%s_fuzzer" % name] + native.glob(["corpus/%s/*" % name]),
+        data = [
+            ":%s_fuzzer" % name,
+            "//tests/support:lsan_suppressions.txt",
+        ] + native.glob(["corpus/%s/*" % name]),
+        # Under --config=asan: MPI's transports leak at exit (as in every
+        # MPI test, tests/support/sanitizer_mpiexec_args.sh).
+        env = {"LSAN_OPTIONS": "suppressions=$(rootpath //tests/support:lsan_suppressions.txt)"},
         size = "small",
     )

@@ -56,6 +56,13 @@
 //                            SIGBUS handler for this at the first mapping;
 //                            faults elsewhere go to the handler there before.
 //   flowio_exchange          "point_to_point" (default) or "alltoallw".
+//   flowio_durable           "enable" or "disable" (default): a collective
+//                            write completes only once every process that
+//                            wrote has fdatasync'd the file, inside the
+//                            operation (a nonblocking write's sync overlaps
+//                            the caller's computation).
+//   flowio_plan_cache        compiled collective plans kept per file
+//                            (default 4; 0: every call compiles its plan).
 //   flowio_compress          "auto" (default), "on" or "off": LZO1X-1
 //                            compression of the data exchanged point to
 //                            point (not in Alltoallw rounds or direct mode).
