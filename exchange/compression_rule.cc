@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <string>
+#include <utility>
 
 #include "flowio/error.h"
 
@@ -101,8 +102,11 @@ std::optional<double> CompressionRule::Rate::per_second() const {
   return amount / seconds;
 }
 
-CompressionRule::CompressionRule(CompressionSettings settings, int peers)
-    : settings_(settings), links_(static_cast<std::size_t>(std::max(peers, 0))) {}
+CompressionRule::CompressionRule(CompressionSettings settings, int peers,
+                                 std::vector<bool> shares_memory)
+    : shares_memory_(std::move(shares_memory)),
+      settings_(settings),
+      links_(static_cast<std::size_t>(std::max(peers, 0))) {}
 
 namespace {
 
@@ -152,6 +156,13 @@ CompressionDecision CompressionRule::decide(int peer, std::int64_t bytes, std::i
   if (settings_.mode == CompressionMode::off) return {false, CompressionReason::forced_off, {}};
   if (bytes < settings_.min_bytes || bytes == 0) return {false, CompressionReason::too_small, {}};
   if (settings_.mode == CompressionMode::on) return {true, CompressionReason::forced_on, {}};
+  // A copy through shared memory outruns LZO by far, and on a busy node
+  // it only looks slow because it waits for a core, which compressing
+  // would take too.
+  if (peer >= 0 && static_cast<std::size_t>(peer) < shares_memory_.size() &&
+      shares_memory_[static_cast<std::size_t>(peer)]) {
+    return {false, CompressionReason::fast_link, {}};
+  }
 
   double link_cost = 0;  // seconds per byte on the wire to `peer`
   {

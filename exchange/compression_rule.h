@@ -141,7 +141,10 @@ struct CompressionEstimates {
 class CompressionRule {
  public:
   // For a communicator of `peers` processes (peers are its ranks).
-  CompressionRule(CompressionSettings settings, int peers);
+  // `shares_memory[peer]`: messages to that peer are memory copies (same
+  // node, shared-memory transport), never worth compressing in auto mode
+  // (empty: no peer does).
+  CompressionRule(CompressionSettings settings, int peers, std::vector<bool> shares_memory = {});
 
   const CompressionSettings& settings() const { return settings_; }
 
@@ -199,6 +202,7 @@ class CompressionRule {
   static constexpr double kStageTolerance = 0.05;
 
  private:
+  std::vector<bool> shares_memory_;
   // A rate estimated from decayed sums of amounts and times: recent
   // observations weigh most, large ones more than small ones.
   struct Rate {

@@ -120,6 +120,8 @@ class CollectiveContext {
   std::unique_ptr<InlineGraphRunner> inline_;
   std::unique_ptr<TbbGraphRunner> background_;
   std::shared_ptr<exchange::CompressionRule> compression_rule_;  // guarded by mutex_
+  // By rank: whether messages to that process go through shared memory.
+  std::vector<bool> shares_memory_;
 };
 
 // Starts a collective operation. Must be called by every process of the
