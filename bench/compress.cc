@@ -53,6 +53,7 @@
 #include "bench/compress_write.h"
 #include "exchange/compress_stage.h"
 #include "exchange/compression_rule.h"
+#include "exchange/peer_locality.h"
 #include "flowio/error.h"
 #include "flowio/file.h"
 #include "runtime/progress.h"
@@ -138,6 +139,9 @@ int main(int argc, char** argv) {
       argc, argv, "compress", [](bench::Options& options, bench::Report& report) {
         const bench::Common common(options);
         const std::string link = options.text("link", "shm");
+        // As the engine's rule knows it (runtime/collective_context.cc).
+        const std::vector<bool> shares_memory =
+            flowio::exchange::peers_sharing_memory(MPI_COMM_WORLD);
         const std::string sweep = options.text("sweep", "zeros");
         const std::vector<std::string> types = split(options.text("types", "float"));
         const std::vector<std::int64_t> loads = integers("loads", options.text("loads", "500"));
@@ -191,7 +195,7 @@ int main(int argc, char** argv) {
                     mode,
                     CompressionSettings::from_hints(
                         {{"flowio_compress", mode}, {"flowio_compress_min_bytes", min_bytes}}),
-                    ranks);
+                    ranks, shares_memory);
               }
 
               const bench::ScratchFile harness_path(common.dir, "compress_harness");
