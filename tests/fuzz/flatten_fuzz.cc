@@ -343,8 +343,12 @@ void check_view(MPI_Datatype type, const Bounds& b, int count, FuzzInput& in) {
                   image.begin() + piece.offset + piece.length);
   }
   if (walked != stream) finding("a view places the stream other than MPI_Unpack does");
-  // Data bytes below an offset, as the realms count them.
-  const std::int64_t offset = in.in_range(0, image_bytes);
+  // Data bytes below an offset, as the realms count them. The view tiles
+  // the filetype without end, the image holds `count` tiles: offsets are
+  // drawn below where tile `count` could start (MPI's true lower bound can
+  // lie below the first data byte, so this may stop short, never past).
+  const std::int64_t offset =
+      in.in_range(0, std::clamp<std::int64_t>(count * b.extent + b.true_lb, 0, image_bytes));
   const std::int64_t below = std::count(covered.begin(), covered.begin() + offset, 1);
   if (view->stream_bytes_before(offset) != below) {
     finding("stream_bytes_before differs from the typemap");
