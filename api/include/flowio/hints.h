@@ -66,7 +66,10 @@
 //   flowio_compress          "auto" (default), "on" or "off": LZO1X-1
 //                            compression of the data exchanged point to
 //                            point (not in Alltoallw rounds or direct mode).
-//                            auto decides per aggregator and message from
+//                            auto never compresses to a process of the same
+//                            node reached through shared memory (a copy
+//                            outruns the codec); for the others it decides
+//                            per aggregator and message from
 //                            the measured link, a sample of the message and
 //                            the codec's measured speed, and stops where
 //                            whole exchanges went no faster compressed; on
