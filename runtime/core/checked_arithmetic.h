@@ -27,4 +27,10 @@ inline std::int64_t checked_add(std::int64_t a, std::int64_t b) {
   return sum;
 }
 
+inline std::int64_t checked_subtract(std::int64_t a, std::int64_t b) {
+  std::int64_t difference = 0;
+  if (__builtin_sub_overflow(a, b, &difference)) bad_type("size overflows 64 bits");
+  return difference;
+}
+
 }  // namespace flowio::core

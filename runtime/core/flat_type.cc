@@ -96,25 +96,28 @@ void compute_summary(FlatNode& node) {
     stream = checked_add(stream, checked_multiply(block.count, child.size));
     node.block_stream_end[i] = stream;
     const std::int64_t reach = checked_multiply(block.count - 1, block.stride);
-    const std::int64_t block_low =
-        block.displacement + child.true_lb + std::min<std::int64_t>(0, reach);
-    const std::int64_t block_high =
-        block.displacement + child.true_ub + std::max<std::int64_t>(0, reach);
+    // Checked: a type (or a peer's description of one) can place its
+    // blocks anywhere in 64 bits; a sum past them is an invalid type.
+    const std::int64_t block_low = checked_add(checked_add(block.displacement, child.true_lb),
+                                               std::min<std::int64_t>(0, reach));
+    const std::int64_t block_high = checked_add(checked_add(block.displacement, child.true_ub),
+                                                std::max<std::int64_t>(0, reach));
     monotone = monotone && child.monotone && (block.count == 1 || block.stride >= span(child));
     // Copy k + 1 starts no lower than where copy k's last piece starts.
     ordered = ordered && child.ordered &&
               (block.count == 1 || block.stride >= child.last_start - child.true_lb);
-    const std::int64_t block_first_start = block.displacement + child.true_lb;
+    const std::int64_t block_first_start = checked_add(block.displacement, child.true_lb);
     if (i > 0) {
       const FlatBlock& previous = node.blocks[i - 1];
       const std::int64_t previous_end =
-          previous.displacement + previous.child->true_ub + (previous.count - 1) * previous.stride;
-      monotone = monotone && block.displacement + child.true_lb >= previous_end;
+          checked_add(checked_add(previous.displacement, previous.child->true_ub),
+                      checked_multiply(previous.count - 1, previous.stride));
+      monotone = monotone && block_first_start >= previous_end;
       ordered = ordered && block_first_start >= last_start;
     } else {
       first_start = block_first_start;
     }
-    last_start = block.displacement + reach + child.last_start;
+    last_start = checked_add(checked_add(block.displacement, reach), child.last_start);
     low = std::min(low, block_low);
     high = std::max(high, block_high);
   }
@@ -126,11 +129,13 @@ void compute_summary(FlatNode& node) {
     node.last_start = 0;
     return;
   }
-  node.true_lb = low + std::min<std::int64_t>(0, reach);
-  node.true_ub = high + std::max<std::int64_t>(0, reach);
-  node.monotone = monotone && (node.repeat == 1 || node.repeat_stride >= high - low);
-  node.ordered = ordered && (node.repeat == 1 || node.repeat_stride >= last_start - first_start);
-  node.last_start = last_start + reach;
+  node.true_lb = checked_add(low, std::min<std::int64_t>(0, reach));
+  node.true_ub = checked_add(high, std::max<std::int64_t>(0, reach));
+  node.monotone =
+      monotone && (node.repeat == 1 || node.repeat_stride >= checked_subtract(high, low));
+  node.ordered = ordered && (node.repeat == 1 ||
+                             node.repeat_stride >= checked_subtract(last_start, first_start));
+  node.last_start = checked_add(last_start, reach);
 }
 
 }  // namespace
