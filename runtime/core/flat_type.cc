@@ -32,9 +32,11 @@ void simplify_blocks(std::vector<FlatBlock>& blocks) {
       block.count = 1;
       block.stride = 0;
       FlatBlock* last = out.empty() ? nullptr : &out.back();
+      std::int64_t last_end = 0;  // where the last run ends, when it ends in 64 bits
       if (last != nullptr && last->count == 1 && last->child->is_run() &&
-          last->displacement + last->child->size == block.displacement) {
-        last->child = make_run(last->child->size + bytes);
+          !__builtin_add_overflow(last->displacement, last->child->size, &last_end) &&
+          last_end == block.displacement) {
+        last->child = make_run(checked_add(last->child->size, bytes));
         return;
       }
     }
@@ -66,12 +68,16 @@ bool fold_progression(std::vector<FlatBlock>& blocks, std::int64_t& repeat,
                       std::int64_t& repeat_stride) {
   if (repeat != 1 || blocks.size() < 2) return false;
   const FlatBlock& first = blocks[0];
-  const std::int64_t step = blocks[1].displacement - first.displacement;
+  // Steps that do not fit in 64 bits make no progression.
+  std::int64_t step = 0;
+  if (__builtin_sub_overflow(blocks[1].displacement, first.displacement, &step)) return false;
   for (std::size_t i = 1; i < blocks.size(); ++i) {
     const FlatBlock& block = blocks[i];
+    std::int64_t this_step = 0;
     if (block.count != first.count || block.stride != first.stride ||
         !same_child(block.child, first.child) ||
-        block.displacement - blocks[i - 1].displacement != step) {
+        __builtin_sub_overflow(block.displacement, blocks[i - 1].displacement, &this_step) ||
+        this_step != step) {
       return false;
     }
   }
@@ -212,9 +218,7 @@ FlatType::FlatType() : root_(make_run(0)) {}
 FlatType::FlatType(FlatNodePtr root, std::int64_t lb, std::int64_t extent)
     : root_(std::move(root)), lb_(lb), extent_(extent) {}
 
-bool FlatType::is_single_run() const {
-  return root_->monotone && true_extent() == root_->size;
-}
+bool FlatType::is_single_run() const { return root_->monotone && true_extent() == root_->size; }
 
 bool FlatType::is_contiguous() const { return is_single_run() && root_->size == extent_; }
 

@@ -31,9 +31,11 @@ class BoundsOfBlocks {
   void add(std::int64_t displacement, std::int64_t count, std::int64_t stride, const Built& child) {
     if (count == 0) return;
     const std::int64_t reach = checked_multiply(count - 1, stride);
-    const std::int64_t low = checked_add(displacement + child.lb, std::min<std::int64_t>(0, reach));
-    const std::int64_t high = checked_add(checked_add(displacement + child.lb, child.extent),
-                                          std::max<std::int64_t>(0, reach));
+    const std::int64_t low =
+        checked_add(checked_add(displacement, child.lb), std::min<std::int64_t>(0, reach));
+    const std::int64_t high =
+        checked_add(checked_add(checked_add(displacement, child.lb), child.extent),
+                    std::max<std::int64_t>(0, reach));
     lb_ = any_ ? std::min(lb_, low) : low;
     ub_ = any_ ? std::max(ub_, high) : high;
     any_ = true;
