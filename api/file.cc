@@ -20,7 +20,6 @@
 #include "io/file_mapping.h"
 #include "io/independent_transfer.h"
 #include "io/storage_backend.h"
-#include "runtime/collective_error.h"
 #include "io/view_transfer.h"
 #include "runtime/collective_context.h"
 #include "runtime/collective_error.h"
@@ -695,8 +694,7 @@ Future<std::size_t> File::Impl::start_collective(bool writing, MPI_Offset offset
   request.settings = collective_settings(writing);
   request.writing = writing;
   try {
-    Transfer transfer =
-        prepare_transfer(writing, offset, buffer, count, datatype, advance_pointer);
+    Transfer transfer = prepare_transfer(writing, offset, buffer, count, datatype, advance_pointer);
     request.access = core::Access(view, transfer.stream_position,
                                   transfer.stream_position + transfer.stream_bytes);
     request.memory_type = std::move(transfer.memory_type);
@@ -755,8 +753,8 @@ Future<std::size_t> File::Impl::read_overlapping_view(MPI_Offset offset, void* b
   begin_operation();
   Future<std::size_t> protocol;
   try {
-    protocol =
-        runtime::start_collective(collective_context(), std::move(request), [this] { end_operation(); });
+    protocol = runtime::start_collective(collective_context(), std::move(request),
+                                         [this] { end_operation(); });
   } catch (...) {
     end_operation();
     throw;

@@ -59,5 +59,4 @@ std::vector<bool> peers_sharing_memory(MPI_Comm comm) {
   return shares;
 }
 
-
 }  // namespace flowio::exchange

@@ -244,8 +244,8 @@ WindowIoResult read_window(StorageBackend& backend, int fd, std::span<const Wind
   for (std::size_t r = 0; r < list.requests.size(); ++r) {
     result.bytes_read += static_cast<std::int64_t>(got[r]);
     if (got[r] < list.requests[r].bytes) {
-      result.data_end = std::min(
-          result.data_end, list.requests[r].file_offset + static_cast<std::int64_t>(got[r]));
+      result.data_end = std::min(result.data_end,
+                                 list.requests[r].file_offset + static_cast<std::int64_t>(got[r]));
     }
     std::size_t skip = got[r];
     for (const iovec& piece : list.requests[r].memory) {

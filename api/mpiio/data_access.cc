@@ -23,9 +23,9 @@ MPI_Offset etypes_of(const LayerFile& file, const DataCall& call) {
   const auto bytes = static_cast<MPI_Offset>(asked_bytes(call));
   const MPI_Count etype = file.etype_size();
   if (bytes % etype != 0) {
-    throw UsageError(ErrorCode::invalid_datatype,
-                     std::to_string(bytes) + " bytes is not a whole number of etypes of " +
-                         std::to_string(etype) + " bytes");
+    throw UsageError(ErrorCode::invalid_datatype, std::to_string(bytes) +
+                                                      " bytes is not a whole number of etypes of " +
+                                                      std::to_string(etype) + " bytes");
   }
   return bytes / etype;
 }

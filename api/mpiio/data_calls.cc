@@ -82,325 +82,395 @@ using namespace flowio::mpiio;
 // Blocking.
 
 int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void* buf, int count, MPI_Datatype datatype,
-                 MPI_Status* status) {
+                     MPI_Status* status) {
   if (forwarding()) return PMPI_File_read_at(fh, offset, buf, count, datatype, status);
   return blocking(fh, at_offset(kRead, kIndependent, offset, buf, count, datatype), status);
 }
 
-int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void* buf, int count, MPI_Datatype datatype,
-                  MPI_Status* status) {
+int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void* buf, int count,
+                      MPI_Datatype datatype, MPI_Status* status) {
   if (forwarding()) return PMPI_File_write_at(fh, offset, buf, count, datatype, status);
   return blocking(fh, at_offset(kWrite, kIndependent, offset, buf, count, datatype), status);
 }
 
-int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void* buf, int count, MPI_Datatype datatype,
-                     MPI_Status* status) {
+int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void* buf, int count,
+                         MPI_Datatype datatype, MPI_Status* status) {
   if (forwarding()) return PMPI_File_read_at_all(fh, offset, buf, count, datatype, status);
   return blocking(fh, at_offset(kRead, kCollective, offset, buf, count, datatype), status);
 }
 
-int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void* buf, int count, MPI_Datatype datatype,
-                      MPI_Status* status) {
+int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void* buf, int count,
+                          MPI_Datatype datatype, MPI_Status* status) {
   if (forwarding()) return PMPI_File_write_at_all(fh, offset, buf, count, datatype, status);
   return blocking(fh, at_offset(kWrite, kCollective, offset, buf, count, datatype), status);
 }
 
 int MPI_File_read(MPI_File fh, void* buf, int count, MPI_Datatype datatype, MPI_Status* status) {
   if (forwarding()) return PMPI_File_read(fh, buf, count, datatype, status);
-  return blocking(fh, at_pointer(kRead, kIndependent, Position::individual_pointer, buf, count, datatype), status);
+  return blocking(
+      fh, at_pointer(kRead, kIndependent, Position::individual_pointer, buf, count, datatype),
+      status);
 }
 
-int MPI_File_write(MPI_File fh, const void* buf, int count, MPI_Datatype datatype, MPI_Status* status) {
+int MPI_File_write(MPI_File fh, const void* buf, int count, MPI_Datatype datatype,
+                   MPI_Status* status) {
   if (forwarding()) return PMPI_File_write(fh, buf, count, datatype, status);
-  return blocking(fh, at_pointer(kWrite, kIndependent, Position::individual_pointer, buf, count, datatype), status);
+  return blocking(
+      fh, at_pointer(kWrite, kIndependent, Position::individual_pointer, buf, count, datatype),
+      status);
 }
 
-int MPI_File_read_all(MPI_File fh, void* buf, int count, MPI_Datatype datatype, MPI_Status* status) {
+int MPI_File_read_all(MPI_File fh, void* buf, int count, MPI_Datatype datatype,
+                      MPI_Status* status) {
   if (forwarding()) return PMPI_File_read_all(fh, buf, count, datatype, status);
-  return blocking(fh, at_pointer(kRead, kCollective, Position::individual_pointer, buf, count, datatype), status);
+  return blocking(
+      fh, at_pointer(kRead, kCollective, Position::individual_pointer, buf, count, datatype),
+      status);
 }
 
-int MPI_File_write_all(MPI_File fh, const void* buf, int count, MPI_Datatype datatype, MPI_Status* status) {
+int MPI_File_write_all(MPI_File fh, const void* buf, int count, MPI_Datatype datatype,
+                       MPI_Status* status) {
   if (forwarding()) return PMPI_File_write_all(fh, buf, count, datatype, status);
-  return blocking(fh, at_pointer(kWrite, kCollective, Position::individual_pointer, buf, count, datatype), status);
+  return blocking(
+      fh, at_pointer(kWrite, kCollective, Position::individual_pointer, buf, count, datatype),
+      status);
 }
 
-int MPI_File_read_shared(MPI_File fh, void* buf, int count, MPI_Datatype datatype, MPI_Status* status) {
+int MPI_File_read_shared(MPI_File fh, void* buf, int count, MPI_Datatype datatype,
+                         MPI_Status* status) {
   if (forwarding()) return PMPI_File_read_shared(fh, buf, count, datatype, status);
-  return blocking(fh, at_pointer(kRead, kIndependent, Position::shared_pointer, buf, count, datatype), status);
+  return blocking(
+      fh, at_pointer(kRead, kIndependent, Position::shared_pointer, buf, count, datatype), status);
 }
 
-int MPI_File_write_shared(MPI_File fh, const void* buf, int count, MPI_Datatype datatype, MPI_Status* status) {
+int MPI_File_write_shared(MPI_File fh, const void* buf, int count, MPI_Datatype datatype,
+                          MPI_Status* status) {
   if (forwarding()) return PMPI_File_write_shared(fh, buf, count, datatype, status);
-  return blocking(fh, at_pointer(kWrite, kIndependent, Position::shared_pointer, buf, count, datatype), status);
+  return blocking(
+      fh, at_pointer(kWrite, kIndependent, Position::shared_pointer, buf, count, datatype), status);
 }
 
-int MPI_File_read_ordered(MPI_File fh, void* buf, int count, MPI_Datatype datatype, MPI_Status* status) {
+int MPI_File_read_ordered(MPI_File fh, void* buf, int count, MPI_Datatype datatype,
+                          MPI_Status* status) {
   if (forwarding()) return PMPI_File_read_ordered(fh, buf, count, datatype, status);
-  return blocking(fh, at_pointer(kRead, kCollective, Position::shared_pointer, buf, count, datatype), status);
+  return blocking(
+      fh, at_pointer(kRead, kCollective, Position::shared_pointer, buf, count, datatype), status);
 }
 
-int MPI_File_write_ordered(MPI_File fh, const void* buf, int count, MPI_Datatype datatype, MPI_Status* status) {
+int MPI_File_write_ordered(MPI_File fh, const void* buf, int count, MPI_Datatype datatype,
+                           MPI_Status* status) {
   if (forwarding()) return PMPI_File_write_ordered(fh, buf, count, datatype, status);
-  return blocking(fh, at_pointer(kWrite, kCollective, Position::shared_pointer, buf, count, datatype), status);
+  return blocking(
+      fh, at_pointer(kWrite, kCollective, Position::shared_pointer, buf, count, datatype), status);
 }
 
 // Nonblocking.
 
 int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void* buf, int count, MPI_Datatype datatype,
-                  MPI_Request* request) {
+                      MPI_Request* request) {
   if (forwarding()) return PMPI_File_iread_at(fh, offset, buf, count, datatype, request);
   return nonblocking(fh, at_offset(kRead, kIndependent, offset, buf, count, datatype), request);
 }
 
-int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void* buf, int count, MPI_Datatype datatype,
-                   MPI_Request* request) {
+int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void* buf, int count,
+                       MPI_Datatype datatype, MPI_Request* request) {
   if (forwarding()) return PMPI_File_iwrite_at(fh, offset, buf, count, datatype, request);
   return nonblocking(fh, at_offset(kWrite, kIndependent, offset, buf, count, datatype), request);
 }
 
-int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void* buf, int count, MPI_Datatype datatype,
-                      MPI_Request* request) {
+int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void* buf, int count,
+                          MPI_Datatype datatype, MPI_Request* request) {
   if (forwarding()) return PMPI_File_iread_at_all(fh, offset, buf, count, datatype, request);
   return nonblocking(fh, at_offset(kRead, kCollective, offset, buf, count, datatype), request);
 }
 
-int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void* buf, int count, MPI_Datatype datatype,
-                       MPI_Request* request) {
+int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void* buf, int count,
+                           MPI_Datatype datatype, MPI_Request* request) {
   if (forwarding()) return PMPI_File_iwrite_at_all(fh, offset, buf, count, datatype, request);
   return nonblocking(fh, at_offset(kWrite, kCollective, offset, buf, count, datatype), request);
 }
 
 int MPI_File_iread(MPI_File fh, void* buf, int count, MPI_Datatype datatype, MPI_Request* request) {
   if (forwarding()) return PMPI_File_iread(fh, buf, count, datatype, request);
-  return nonblocking(fh, at_pointer(kRead, kIndependent, Position::individual_pointer, buf, count, datatype),
-                     request);
+  return nonblocking(
+      fh, at_pointer(kRead, kIndependent, Position::individual_pointer, buf, count, datatype),
+      request);
 }
 
-int MPI_File_iwrite(MPI_File fh, const void* buf, int count, MPI_Datatype datatype, MPI_Request* request) {
+int MPI_File_iwrite(MPI_File fh, const void* buf, int count, MPI_Datatype datatype,
+                    MPI_Request* request) {
   if (forwarding()) return PMPI_File_iwrite(fh, buf, count, datatype, request);
-  return nonblocking(fh, at_pointer(kWrite, kIndependent, Position::individual_pointer, buf, count, datatype),
-                     request);
+  return nonblocking(
+      fh, at_pointer(kWrite, kIndependent, Position::individual_pointer, buf, count, datatype),
+      request);
 }
 
-int MPI_File_iread_all(MPI_File fh, void* buf, int count, MPI_Datatype datatype, MPI_Request* request) {
+int MPI_File_iread_all(MPI_File fh, void* buf, int count, MPI_Datatype datatype,
+                       MPI_Request* request) {
   if (forwarding()) return PMPI_File_iread_all(fh, buf, count, datatype, request);
-  return nonblocking(fh, at_pointer(kRead, kCollective, Position::individual_pointer, buf, count, datatype),
-                     request);
+  return nonblocking(
+      fh, at_pointer(kRead, kCollective, Position::individual_pointer, buf, count, datatype),
+      request);
 }
 
-int MPI_File_iwrite_all(MPI_File fh, const void* buf, int count, MPI_Datatype datatype, MPI_Request* request) {
+int MPI_File_iwrite_all(MPI_File fh, const void* buf, int count, MPI_Datatype datatype,
+                        MPI_Request* request) {
   if (forwarding()) return PMPI_File_iwrite_all(fh, buf, count, datatype, request);
-  return nonblocking(fh, at_pointer(kWrite, kCollective, Position::individual_pointer, buf, count, datatype),
-                     request);
+  return nonblocking(
+      fh, at_pointer(kWrite, kCollective, Position::individual_pointer, buf, count, datatype),
+      request);
 }
 
-int MPI_File_iread_shared(MPI_File fh, void* buf, int count, MPI_Datatype datatype, MPI_Request* request) {
+int MPI_File_iread_shared(MPI_File fh, void* buf, int count, MPI_Datatype datatype,
+                          MPI_Request* request) {
   if (forwarding()) return PMPI_File_iread_shared(fh, buf, count, datatype, request);
-  return nonblocking(fh, at_pointer(kRead, kIndependent, Position::shared_pointer, buf, count, datatype),
-                     request);
+  return nonblocking(
+      fh, at_pointer(kRead, kIndependent, Position::shared_pointer, buf, count, datatype), request);
 }
 
-int MPI_File_iwrite_shared(MPI_File fh, const void* buf, int count, MPI_Datatype datatype, MPI_Request* request) {
+int MPI_File_iwrite_shared(MPI_File fh, const void* buf, int count, MPI_Datatype datatype,
+                           MPI_Request* request) {
   if (forwarding()) return PMPI_File_iwrite_shared(fh, buf, count, datatype, request);
-  return nonblocking(fh, at_pointer(kWrite, kIndependent, Position::shared_pointer, buf, count, datatype),
-                     request);
+  return nonblocking(
+      fh, at_pointer(kWrite, kIndependent, Position::shared_pointer, buf, count, datatype),
+      request);
 }
 
 // Split collectives, first halves.
 
 int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void* buf, int count,
-                           MPI_Datatype datatype) {
+                               MPI_Datatype datatype) {
   if (forwarding()) return PMPI_File_read_at_all_begin(fh, offset, buf, count, datatype);
   return begin_split(fh, at_offset(kRead, kCollective, offset, buf, count, datatype));
 }
 
 int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void* buf, int count,
-                            MPI_Datatype datatype) {
+                                MPI_Datatype datatype) {
   if (forwarding()) return PMPI_File_write_at_all_begin(fh, offset, buf, count, datatype);
   return begin_split(fh, at_offset(kWrite, kCollective, offset, buf, count, datatype));
 }
 
 int MPI_File_read_all_begin(MPI_File fh, void* buf, int count, MPI_Datatype datatype) {
   if (forwarding()) return PMPI_File_read_all_begin(fh, buf, count, datatype);
-  return begin_split(fh, at_pointer(kRead, kCollective, Position::individual_pointer, buf, count, datatype));
+  return begin_split(
+      fh, at_pointer(kRead, kCollective, Position::individual_pointer, buf, count, datatype));
 }
 
 int MPI_File_write_all_begin(MPI_File fh, const void* buf, int count, MPI_Datatype datatype) {
   if (forwarding()) return PMPI_File_write_all_begin(fh, buf, count, datatype);
-  return begin_split(fh, at_pointer(kWrite, kCollective, Position::individual_pointer, buf, count, datatype));
+  return begin_split(
+      fh, at_pointer(kWrite, kCollective, Position::individual_pointer, buf, count, datatype));
 }
 
 int MPI_File_read_ordered_begin(MPI_File fh, void* buf, int count, MPI_Datatype datatype) {
   if (forwarding()) return PMPI_File_read_ordered_begin(fh, buf, count, datatype);
-  return begin_split(fh, at_pointer(kRead, kCollective, Position::shared_pointer, buf, count, datatype));
+  return begin_split(
+      fh, at_pointer(kRead, kCollective, Position::shared_pointer, buf, count, datatype));
 }
 
 int MPI_File_write_ordered_begin(MPI_File fh, const void* buf, int count, MPI_Datatype datatype) {
   if (forwarding()) return PMPI_File_write_ordered_begin(fh, buf, count, datatype);
-  return begin_split(fh, at_pointer(kWrite, kCollective, Position::shared_pointer, buf, count, datatype));
+  return begin_split(
+      fh, at_pointer(kWrite, kCollective, Position::shared_pointer, buf, count, datatype));
 }
 
 // Blocking (MPI_Count counts).
 
-int MPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void* buf, MPI_Count count, MPI_Datatype datatype,
-                   MPI_Status* status) {
+int MPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void* buf, MPI_Count count,
+                       MPI_Datatype datatype, MPI_Status* status) {
   if (forwarding()) return PMPI_File_read_at_c(fh, offset, buf, count, datatype, status);
   return blocking(fh, at_offset(kRead, kIndependent, offset, buf, count, datatype), status);
 }
 
-int MPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void* buf, MPI_Count count, MPI_Datatype datatype,
-                    MPI_Status* status) {
+int MPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void* buf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Status* status) {
   if (forwarding()) return PMPI_File_write_at_c(fh, offset, buf, count, datatype, status);
   return blocking(fh, at_offset(kWrite, kIndependent, offset, buf, count, datatype), status);
 }
 
-int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void* buf, MPI_Count count, MPI_Datatype datatype,
-                       MPI_Status* status) {
+int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void* buf, MPI_Count count,
+                           MPI_Datatype datatype, MPI_Status* status) {
   if (forwarding()) return PMPI_File_read_at_all_c(fh, offset, buf, count, datatype, status);
   return blocking(fh, at_offset(kRead, kCollective, offset, buf, count, datatype), status);
 }
 
-int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void* buf, MPI_Count count, MPI_Datatype datatype,
-                        MPI_Status* status) {
+int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void* buf, MPI_Count count,
+                            MPI_Datatype datatype, MPI_Status* status) {
   if (forwarding()) return PMPI_File_write_at_all_c(fh, offset, buf, count, datatype, status);
   return blocking(fh, at_offset(kWrite, kCollective, offset, buf, count, datatype), status);
 }
 
-int MPI_File_read_c(MPI_File fh, void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Status* status) {
+int MPI_File_read_c(MPI_File fh, void* buf, MPI_Count count, MPI_Datatype datatype,
+                    MPI_Status* status) {
   if (forwarding()) return PMPI_File_read_c(fh, buf, count, datatype, status);
-  return blocking(fh, at_pointer(kRead, kIndependent, Position::individual_pointer, buf, count, datatype), status);
+  return blocking(
+      fh, at_pointer(kRead, kIndependent, Position::individual_pointer, buf, count, datatype),
+      status);
 }
 
-int MPI_File_write_c(MPI_File fh, const void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Status* status) {
+int MPI_File_write_c(MPI_File fh, const void* buf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Status* status) {
   if (forwarding()) return PMPI_File_write_c(fh, buf, count, datatype, status);
-  return blocking(fh, at_pointer(kWrite, kIndependent, Position::individual_pointer, buf, count, datatype), status);
+  return blocking(
+      fh, at_pointer(kWrite, kIndependent, Position::individual_pointer, buf, count, datatype),
+      status);
 }
 
-int MPI_File_read_all_c(MPI_File fh, void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Status* status) {
+int MPI_File_read_all_c(MPI_File fh, void* buf, MPI_Count count, MPI_Datatype datatype,
+                        MPI_Status* status) {
   if (forwarding()) return PMPI_File_read_all_c(fh, buf, count, datatype, status);
-  return blocking(fh, at_pointer(kRead, kCollective, Position::individual_pointer, buf, count, datatype), status);
+  return blocking(
+      fh, at_pointer(kRead, kCollective, Position::individual_pointer, buf, count, datatype),
+      status);
 }
 
-int MPI_File_write_all_c(MPI_File fh, const void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Status* status) {
+int MPI_File_write_all_c(MPI_File fh, const void* buf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Status* status) {
   if (forwarding()) return PMPI_File_write_all_c(fh, buf, count, datatype, status);
-  return blocking(fh, at_pointer(kWrite, kCollective, Position::individual_pointer, buf, count, datatype), status);
+  return blocking(
+      fh, at_pointer(kWrite, kCollective, Position::individual_pointer, buf, count, datatype),
+      status);
 }
 
-int MPI_File_read_shared_c(MPI_File fh, void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Status* status) {
+int MPI_File_read_shared_c(MPI_File fh, void* buf, MPI_Count count, MPI_Datatype datatype,
+                           MPI_Status* status) {
   if (forwarding()) return PMPI_File_read_shared_c(fh, buf, count, datatype, status);
-  return blocking(fh, at_pointer(kRead, kIndependent, Position::shared_pointer, buf, count, datatype), status);
+  return blocking(
+      fh, at_pointer(kRead, kIndependent, Position::shared_pointer, buf, count, datatype), status);
 }
 
-int MPI_File_write_shared_c(MPI_File fh, const void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Status* status) {
+int MPI_File_write_shared_c(MPI_File fh, const void* buf, MPI_Count count, MPI_Datatype datatype,
+                            MPI_Status* status) {
   if (forwarding()) return PMPI_File_write_shared_c(fh, buf, count, datatype, status);
-  return blocking(fh, at_pointer(kWrite, kIndependent, Position::shared_pointer, buf, count, datatype), status);
+  return blocking(
+      fh, at_pointer(kWrite, kIndependent, Position::shared_pointer, buf, count, datatype), status);
 }
 
-int MPI_File_read_ordered_c(MPI_File fh, void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Status* status) {
+int MPI_File_read_ordered_c(MPI_File fh, void* buf, MPI_Count count, MPI_Datatype datatype,
+                            MPI_Status* status) {
   if (forwarding()) return PMPI_File_read_ordered_c(fh, buf, count, datatype, status);
-  return blocking(fh, at_pointer(kRead, kCollective, Position::shared_pointer, buf, count, datatype), status);
+  return blocking(
+      fh, at_pointer(kRead, kCollective, Position::shared_pointer, buf, count, datatype), status);
 }
 
-int MPI_File_write_ordered_c(MPI_File fh, const void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Status* status) {
+int MPI_File_write_ordered_c(MPI_File fh, const void* buf, MPI_Count count, MPI_Datatype datatype,
+                             MPI_Status* status) {
   if (forwarding()) return PMPI_File_write_ordered_c(fh, buf, count, datatype, status);
-  return blocking(fh, at_pointer(kWrite, kCollective, Position::shared_pointer, buf, count, datatype), status);
+  return blocking(
+      fh, at_pointer(kWrite, kCollective, Position::shared_pointer, buf, count, datatype), status);
 }
 
 // Nonblocking (MPI_Count counts).
 
-int MPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void* buf, MPI_Count count, MPI_Datatype datatype,
-                    MPI_Request* request) {
+int MPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void* buf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Request* request) {
   if (forwarding()) return PMPI_File_iread_at_c(fh, offset, buf, count, datatype, request);
   return nonblocking(fh, at_offset(kRead, kIndependent, offset, buf, count, datatype), request);
 }
 
-int MPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void* buf, MPI_Count count, MPI_Datatype datatype,
-                     MPI_Request* request) {
+int MPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void* buf, MPI_Count count,
+                         MPI_Datatype datatype, MPI_Request* request) {
   if (forwarding()) return PMPI_File_iwrite_at_c(fh, offset, buf, count, datatype, request);
   return nonblocking(fh, at_offset(kWrite, kIndependent, offset, buf, count, datatype), request);
 }
 
-int MPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void* buf, MPI_Count count, MPI_Datatype datatype,
-                        MPI_Request* request) {
+int MPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void* buf, MPI_Count count,
+                            MPI_Datatype datatype, MPI_Request* request) {
   if (forwarding()) return PMPI_File_iread_at_all_c(fh, offset, buf, count, datatype, request);
   return nonblocking(fh, at_offset(kRead, kCollective, offset, buf, count, datatype), request);
 }
 
-int MPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void* buf, MPI_Count count, MPI_Datatype datatype,
-                         MPI_Request* request) {
+int MPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void* buf, MPI_Count count,
+                             MPI_Datatype datatype, MPI_Request* request) {
   if (forwarding()) return PMPI_File_iwrite_at_all_c(fh, offset, buf, count, datatype, request);
   return nonblocking(fh, at_offset(kWrite, kCollective, offset, buf, count, datatype), request);
 }
 
-int MPI_File_iread_c(MPI_File fh, void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Request* request) {
+int MPI_File_iread_c(MPI_File fh, void* buf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Request* request) {
   if (forwarding()) return PMPI_File_iread_c(fh, buf, count, datatype, request);
-  return nonblocking(fh, at_pointer(kRead, kIndependent, Position::individual_pointer, buf, count, datatype),
-                     request);
+  return nonblocking(
+      fh, at_pointer(kRead, kIndependent, Position::individual_pointer, buf, count, datatype),
+      request);
 }
 
-int MPI_File_iwrite_c(MPI_File fh, const void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Request* request) {
+int MPI_File_iwrite_c(MPI_File fh, const void* buf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Request* request) {
   if (forwarding()) return PMPI_File_iwrite_c(fh, buf, count, datatype, request);
-  return nonblocking(fh, at_pointer(kWrite, kIndependent, Position::individual_pointer, buf, count, datatype),
-                     request);
+  return nonblocking(
+      fh, at_pointer(kWrite, kIndependent, Position::individual_pointer, buf, count, datatype),
+      request);
 }
 
-int MPI_File_iread_all_c(MPI_File fh, void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Request* request) {
+int MPI_File_iread_all_c(MPI_File fh, void* buf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Request* request) {
   if (forwarding()) return PMPI_File_iread_all_c(fh, buf, count, datatype, request);
-  return nonblocking(fh, at_pointer(kRead, kCollective, Position::individual_pointer, buf, count, datatype),
-                     request);
+  return nonblocking(
+      fh, at_pointer(kRead, kCollective, Position::individual_pointer, buf, count, datatype),
+      request);
 }
 
-int MPI_File_iwrite_all_c(MPI_File fh, const void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Request* request) {
+int MPI_File_iwrite_all_c(MPI_File fh, const void* buf, MPI_Count count, MPI_Datatype datatype,
+                          MPI_Request* request) {
   if (forwarding()) return PMPI_File_iwrite_all_c(fh, buf, count, datatype, request);
-  return nonblocking(fh, at_pointer(kWrite, kCollective, Position::individual_pointer, buf, count, datatype),
-                     request);
+  return nonblocking(
+      fh, at_pointer(kWrite, kCollective, Position::individual_pointer, buf, count, datatype),
+      request);
 }
 
-int MPI_File_iread_shared_c(MPI_File fh, void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Request* request) {
+int MPI_File_iread_shared_c(MPI_File fh, void* buf, MPI_Count count, MPI_Datatype datatype,
+                            MPI_Request* request) {
   if (forwarding()) return PMPI_File_iread_shared_c(fh, buf, count, datatype, request);
-  return nonblocking(fh, at_pointer(kRead, kIndependent, Position::shared_pointer, buf, count, datatype),
-                     request);
+  return nonblocking(
+      fh, at_pointer(kRead, kIndependent, Position::shared_pointer, buf, count, datatype), request);
 }
 
-int MPI_File_iwrite_shared_c(MPI_File fh, const void* buf, MPI_Count count, MPI_Datatype datatype, MPI_Request* request) {
+int MPI_File_iwrite_shared_c(MPI_File fh, const void* buf, MPI_Count count, MPI_Datatype datatype,
+                             MPI_Request* request) {
   if (forwarding()) return PMPI_File_iwrite_shared_c(fh, buf, count, datatype, request);
-  return nonblocking(fh, at_pointer(kWrite, kIndependent, Position::shared_pointer, buf, count, datatype),
-                     request);
+  return nonblocking(
+      fh, at_pointer(kWrite, kIndependent, Position::shared_pointer, buf, count, datatype),
+      request);
 }
 
 // Split collectives, first halves (MPI_Count counts).
 
 int MPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void* buf, MPI_Count count,
-                             MPI_Datatype datatype) {
+                                 MPI_Datatype datatype) {
   if (forwarding()) return PMPI_File_read_at_all_begin_c(fh, offset, buf, count, datatype);
   return begin_split(fh, at_offset(kRead, kCollective, offset, buf, count, datatype));
 }
 
 int MPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void* buf, MPI_Count count,
-                              MPI_Datatype datatype) {
+                                  MPI_Datatype datatype) {
   if (forwarding()) return PMPI_File_write_at_all_begin_c(fh, offset, buf, count, datatype);
   return begin_split(fh, at_offset(kWrite, kCollective, offset, buf, count, datatype));
 }
 
 int MPI_File_read_all_begin_c(MPI_File fh, void* buf, MPI_Count count, MPI_Datatype datatype) {
   if (forwarding()) return PMPI_File_read_all_begin_c(fh, buf, count, datatype);
-  return begin_split(fh, at_pointer(kRead, kCollective, Position::individual_pointer, buf, count, datatype));
+  return begin_split(
+      fh, at_pointer(kRead, kCollective, Position::individual_pointer, buf, count, datatype));
 }
 
-int MPI_File_write_all_begin_c(MPI_File fh, const void* buf, MPI_Count count, MPI_Datatype datatype) {
+int MPI_File_write_all_begin_c(MPI_File fh, const void* buf, MPI_Count count,
+                               MPI_Datatype datatype) {
   if (forwarding()) return PMPI_File_write_all_begin_c(fh, buf, count, datatype);
-  return begin_split(fh, at_pointer(kWrite, kCollective, Position::individual_pointer, buf, count, datatype));
+  return begin_split(
+      fh, at_pointer(kWrite, kCollective, Position::individual_pointer, buf, count, datatype));
 }
 
 int MPI_File_read_ordered_begin_c(MPI_File fh, void* buf, MPI_Count count, MPI_Datatype datatype) {
   if (forwarding()) return PMPI_File_read_ordered_begin_c(fh, buf, count, datatype);
-  return begin_split(fh, at_pointer(kRead, kCollective, Position::shared_pointer, buf, count, datatype));
+  return begin_split(
+      fh, at_pointer(kRead, kCollective, Position::shared_pointer, buf, count, datatype));
 }
 
-int MPI_File_write_ordered_begin_c(MPI_File fh, const void* buf, MPI_Count count, MPI_Datatype datatype) {
+int MPI_File_write_ordered_begin_c(MPI_File fh, const void* buf, MPI_Count count,
+                                   MPI_Datatype datatype) {
   if (forwarding()) return PMPI_File_write_ordered_begin_c(fh, buf, count, datatype);
-  return begin_split(fh, at_pointer(kWrite, kCollective, Position::shared_pointer, buf, count, datatype));
+  return begin_split(
+      fh, at_pointer(kWrite, kCollective, Position::shared_pointer, buf, count, datatype));
 }
 
 // Split collectives, second halves.

@@ -16,25 +16,44 @@ namespace {
 
 int class_of(ErrorCode code) {
   switch (code) {
-    case ErrorCode::invalid_argument: return MPI_ERR_ARG;
-    case ErrorCode::invalid_count: return MPI_ERR_COUNT;
-    case ErrorCode::invalid_datatype: return MPI_ERR_TYPE;
-    case ErrorCode::invalid_buffer: return MPI_ERR_BUFFER;
-    case ErrorCode::invalid_hint: return MPI_ERR_INFO_VALUE;
-    case ErrorCode::not_same: return MPI_ERR_NOT_SAME;
-    case ErrorCode::invalid_access_mode: return MPI_ERR_AMODE;
-    case ErrorCode::read_only: return MPI_ERR_READ_ONLY;
-    case ErrorCode::file_closed: return MPI_ERR_FILE;
-    case ErrorCode::no_such_file: return MPI_ERR_NO_SUCH_FILE;
-    case ErrorCode::file_exists: return MPI_ERR_FILE_EXISTS;
-    case ErrorCode::access_denied: return MPI_ERR_ACCESS;
-    case ErrorCode::no_space: return MPI_ERR_NO_SPACE;
-    case ErrorCode::io: return MPI_ERR_IO;
-    case ErrorCode::unsupported: return MPI_ERR_UNSUPPORTED_OPERATION;
-    case ErrorCode::mpi: return MPI_ERR_OTHER;
-    case ErrorCode::unsupported_representation: return MPI_ERR_UNSUPPORTED_DATAREP;
-    case ErrorCode::duplicate_representation: return MPI_ERR_DUP_DATAREP;
-    case ErrorCode::conversion: return MPI_ERR_CONVERSION;
+    case ErrorCode::invalid_argument:
+      return MPI_ERR_ARG;
+    case ErrorCode::invalid_count:
+      return MPI_ERR_COUNT;
+    case ErrorCode::invalid_datatype:
+      return MPI_ERR_TYPE;
+    case ErrorCode::invalid_buffer:
+      return MPI_ERR_BUFFER;
+    case ErrorCode::invalid_hint:
+      return MPI_ERR_INFO_VALUE;
+    case ErrorCode::not_same:
+      return MPI_ERR_NOT_SAME;
+    case ErrorCode::invalid_access_mode:
+      return MPI_ERR_AMODE;
+    case ErrorCode::read_only:
+      return MPI_ERR_READ_ONLY;
+    case ErrorCode::file_closed:
+      return MPI_ERR_FILE;
+    case ErrorCode::no_such_file:
+      return MPI_ERR_NO_SUCH_FILE;
+    case ErrorCode::file_exists:
+      return MPI_ERR_FILE_EXISTS;
+    case ErrorCode::access_denied:
+      return MPI_ERR_ACCESS;
+    case ErrorCode::no_space:
+      return MPI_ERR_NO_SPACE;
+    case ErrorCode::io:
+      return MPI_ERR_IO;
+    case ErrorCode::unsupported:
+      return MPI_ERR_UNSUPPORTED_OPERATION;
+    case ErrorCode::mpi:
+      return MPI_ERR_OTHER;
+    case ErrorCode::unsupported_representation:
+      return MPI_ERR_UNSUPPORTED_DATAREP;
+    case ErrorCode::duplicate_representation:
+      return MPI_ERR_DUP_DATAREP;
+    case ErrorCode::conversion:
+      return MPI_ERR_CONVERSION;
   }
   return MPI_ERR_OTHER;
 }
@@ -73,8 +92,8 @@ int error_code_with_message(int error_class, const char* message) {
   if (CreateCode create = mpich_create_code()) {
     // "**fail %s" is MPICH's message template that prints its argument as
     // it is; 0 asks for a recoverable error.
-    const int code = create(MPI_SUCCESS, 0, "flowio", 0, error_class, "**fail", "**fail %s",
-                            message);
+    const int code =
+        create(MPI_SUCCESS, 0, "flowio", 0, error_class, "**fail", "**fail %s", message);
     int made_class = MPI_SUCCESS;
     if (code != MPI_SUCCESS && MPI_Error_class(code, &made_class) == MPI_SUCCESS &&
         made_class == error_class) {

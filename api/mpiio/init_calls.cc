@@ -36,9 +36,7 @@ int initialize(int* argc, char*** argv, int asked, int* provided) {
 
 }  // namespace
 
-int MPI_Init(int* argc, char*** argv) {
-  return initialize(argc, argv, kLevelOfPlainInit, nullptr);
-}
+int MPI_Init(int* argc, char*** argv) { return initialize(argc, argv, kLevelOfPlainInit, nullptr); }
 
 int MPI_Init_thread(int* argc, char*** argv, int required, int* provided) {
   return initialize(argc, argv, required, provided);

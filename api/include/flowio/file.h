@@ -145,8 +145,7 @@ class File {
   // Blocking forms: the nonblocking call plus get().
   std::size_t write_at_all(MPI_Offset offset, const void* buffer, MPI_Count count,
                            MPI_Datatype datatype);
-  std::size_t read_at_all(MPI_Offset offset, void* buffer, MPI_Count count,
-                          MPI_Datatype datatype);
+  std::size_t read_at_all(MPI_Offset offset, void* buffer, MPI_Count count, MPI_Datatype datatype);
   std::size_t write_all(const void* buffer, MPI_Count count, MPI_Datatype datatype);
   std::size_t read_all(void* buffer, MPI_Count count, MPI_Datatype datatype);
   // For a layer above flowio (the MPI-IO layer) that finds a collective
