@@ -750,16 +750,7 @@ Future<std::size_t> File::Impl::read_overlapping_view(MPI_Offset offset, void* b
   request.writing = false;
   request.memory_type = std::make_shared<const core::FlatType>();
   request.memory = core::MemoryLayout{request.memory_type.get(), 0, 0};
-  begin_operation();
-  Future<std::size_t> protocol;
-  try {
-    protocol = runtime::start_collective(collective_context(), std::move(request),
-                                         [this] { end_operation(); });
-  } catch (...) {
-    end_operation();
-    throw;
-  }
-  return data_after_protocol(std::move(protocol), std::move(data));
+  return data_after_protocol(start_request(std::move(request)), std::move(data));
 }
 
 Future<std::size_t> File::iwrite_at(MPI_Offset offset, const void* buffer, MPI_Count count,
