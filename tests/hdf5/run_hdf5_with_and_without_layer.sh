@@ -20,11 +20,7 @@ fi
 source "$support/sanitizer_mpiexec_args.sh"
 export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-120}
 
-preload=$layer
-asan_runtime=$( (ldd "$program"; ldd "$layer") | awk '/libasan\.so/ {print $3; exit}')
-if [ -n "$asan_runtime" ]; then
-  preload="$asan_runtime $layer"
-fi
+preload=$(layer_preload "$program" "$layer")
 
 # A 32^3 grid in chunks of 8^3: 64 chunks per chunked dataset.
 mpiexec -n "$ranks" ${env_args[@]+"${env_args[@]}"} "$program" "$work/mpich.h5" 32 8 1 \

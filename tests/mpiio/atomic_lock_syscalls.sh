@@ -27,9 +27,7 @@ fi
 source "$support/sanitizer_mpiexec_args.sh"
 export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-120}
 
-preload=$layer
-asan_runtime=$( (ldd "$program"; ldd "$layer") | awk '/libasan\.so/ {print $3; exit}')
-[ -n "$asan_runtime" ] && preload="$asan_runtime $layer"
+preload=$(layer_preload "$program" "$layer")
 
 # trace LABEL [MPIEXEC_ARGS...]: runs the program under strace; prints the
 # number of lock commands (F_SETLK, F_SETLKW, F_OFD_SETLK, F_OFD_SETLKW)

@@ -100,14 +100,7 @@ else
   # The layer run, and the same preload with FLOWIO_MPIIO=off, where the
   # layer must forward every call to MPICH's MPI-IO.
   others=(layer switched_off)
-  preload=$layer
-  # An ASan-built program (or, for a program built elsewhere, the ASan-built
-  # layer) must have the ASan runtime first in the list of loaded
-  # libraries; a preloaded library would otherwise come before it.
-  asan_runtime=$( (ldd "$program"; ldd "$layer") | awk '/libasan\.so/ {print $3; exit}')
-  if [ -n "$asan_runtime" ]; then
-    preload="$asan_runtime $layer"
-  fi
+  preload=$(layer_preload "$program" "$layer")
   run layer -genv LD_PRELOAD "$preload" -genv FLOWIO_MPIIO_REPORT 1
   run switched_off -genv LD_PRELOAD "$preload" -genv FLOWIO_MPIIO_REPORT 1 -genv FLOWIO_MPIIO off
 fi

@@ -29,9 +29,7 @@ export FLOWIO_TEST_DEADLINE=${FLOWIO_TEST_DEADLINE:-$((bazel_timeout * 90 / 100)
 export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-$((bazel_timeout * 95 / 100))}
 
 # An ASan-built program needs the ASan runtime before the preloaded layer.
-preload=$layer
-asan_runtime=$( (ldd "$program"; ldd "$layer") | awk '/libasan\.so/ {print $3; exit}')
-[ -n "$asan_runtime" ] && preload="$asan_runtime $layer"
+preload=$(layer_preload "$program" "$layer")
 
 status=0
 (cd "$work" && mpiexec -n "$ranks" ${env_args[@]+"${env_args[@]}"} -genv LD_PRELOAD "$preload" \
