@@ -10,6 +10,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "exchange/compression_rule.h"
 #include "exchange/data_representation.h"
@@ -19,6 +20,7 @@
 #include "io/file_descriptor.h"
 #include "io/file_mapping.h"
 #include "io/independent_transfer.h"
+#include "io/sieve_lock.h"
 #include "io/storage_backend.h"
 #include "io/view_transfer.h"
 #include "runtime/collective_context.h"
@@ -181,6 +183,9 @@ struct File::Impl {
   Mode mode = Mode::rdonly;
   Hints hints;
   io::FileDescriptor fd;
+  // Held by sieving writes of this file's collective operations and by
+  // the independent writes that may meet them (guard_write).
+  std::unique_ptr<io::SieveLock> sieve_lock;
   io::FileDescriptor direct_fd;  // O_DIRECT, with the hint flowio_direct_io
   // The mapping independent accesses store through (io/file_mapping.h);
   // declared after the descriptor so that it is unmapped first.
@@ -200,7 +205,8 @@ struct File::Impl {
   std::unique_ptr<runtime::CollectiveContext> collective;
   runtime::CollectiveContext& collective_context() {
     if (!collective) {
-      collective = std::make_unique<runtime::CollectiveContext>(comm, fd, *backend, *engine);
+      collective =
+          std::make_unique<runtime::CollectiveContext>(comm, fd, *sieve_lock, *backend, *engine);
       forget_plans();  // sets the plan cache's bound from the hints
     }
     return *collective;
@@ -217,6 +223,12 @@ struct File::Impl {
   std::mutex mutex;
   std::condition_variable idle;
   std::size_t pending = 0;
+  // Writes in progress here, for guard_write: collective writes started
+  // and not finished, and independent writes running without the sieve
+  // lock (guarded by `mutex`).
+  std::size_t collective_writes = 0;
+  std::size_t unlocked_writes = 0;
+  std::condition_variable unlocked_writes_done;
 
   Impl() = default;
   Impl(const Impl&) = delete;
@@ -292,6 +304,50 @@ struct File::Impl {
   void end_operation() {
     std::lock_guard lock(mutex);
     if (--pending == 0) idle.notify_all();
+  }
+
+  // An aggregator sieving a window writes the window's holes back as it
+  // read them, so a write of a hole's bytes in between would be lost. Its
+  // bytes' writers are kept out by the sieve lock, which the aggregator
+  // holds from its read to its write: an independent write takes it too
+  // while a collective write is pending on its process (a process without
+  // one is not inside any collective write: a collective write ends on
+  // every process only after every aggregator has written). An
+  // independent write that started before is waited for when a collective
+  // write starts (begin_collective_write), as no aggregator reads a window
+  // before every process has joined.
+  class WriteGuard {
+   public:
+    WriteGuard() = default;
+    WriteGuard(WriteGuard&& other) noexcept
+        : unlocked_of_(std::exchange(other.unlocked_of_, nullptr)), held_(std::move(other.held_)) {}
+    WriteGuard& operator=(WriteGuard&&) = delete;
+    ~WriteGuard() {
+      if (unlocked_of_ != nullptr) unlocked_of_->end_unlocked_write();
+    }
+
+   private:
+    friend struct Impl;
+    Impl* unlocked_of_ = nullptr;  // counted as an unlocked write of this file
+    io::SieveLock::Held held_;
+  };
+  // Held around an independent write, on the thread that writes, once
+  // any atomic-mode lease is held (so that it never waits for other
+  // processes' messages). Defined after Transfer.
+  struct Transfer;
+  WriteGuard guard_write(const Transfer& transfer);
+  void end_unlocked_write() {
+    std::lock_guard lock(mutex);
+    if (--unlocked_writes == 0) unlocked_writes_done.notify_all();
+  }
+  void begin_collective_write() {
+    std::unique_lock lock(mutex);
+    ++collective_writes;
+    unlocked_writes_done.wait(lock, [this] { return unlocked_writes == 0; });
+  }
+  void end_collective_write() {
+    std::lock_guard lock(mutex);
+    --collective_writes;
   }
 
   // A data access checked and flattened at the call.
@@ -430,6 +486,7 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
       if (impl->rank != 0) impl->fd = open_descriptor(path, mode, false);
     });
   }
+  impl->sieve_lock = std::make_unique<io::SieveLock>(impl->fd.get());
   impl->mapping = std::make_unique<io::FileMapping>(impl->fd.get());
   if (has(mode, Mode::append)) impl->pointer = impl->fd.size();
   if (direct_io) impl->open_direct();
@@ -597,8 +654,24 @@ File::Impl::Transfer File::Impl::prepare_transfer(bool writing, MPI_Offset offse
   return transfer;
 }
 
+File::Impl::WriteGuard File::Impl::guard_write(const Transfer& transfer) {
+  WriteGuard guard;
+  {
+    std::lock_guard lock(mutex);
+    if (collective_writes == 0) {
+      ++unlocked_writes;
+      guard.unlocked_of_ = this;
+      return guard;
+    }
+  }
+  const core::Access access = access_of(transfer);
+  if (!access.empty()) guard.held_ = sieve_lock->lock(access.file_begin(), access.file_end());
+  return guard;
+}
+
 std::int64_t File::Impl::transfer(bool writing, const Transfer& transfer,
                                   const core::FileView& on_view) {
+  const WriteGuard guard = writing ? guard_write(transfer) : WriteGuard();
   if (transfer.conversion) {
     const std::int64_t stream_bytes =
         writing ? runtime::write_converted(*backend, fd.get(), on_view, transfer.stream_position,
@@ -712,11 +785,16 @@ Future<std::size_t> File::Impl::start_collective(bool writing, MPI_Offset offset
 }
 
 Future<std::size_t> File::Impl::start_request(runtime::CollectiveRequest request) {
+  const bool writes = request.writing && request.refused == 0;
   begin_operation();
+  if (writes) begin_collective_write();
   try {
-    return runtime::start_collective(collective_context(), std::move(request),
-                                     [this] { end_operation(); });
+    return runtime::start_collective(collective_context(), std::move(request), [this, writes] {
+      if (writes) end_collective_write();
+      end_operation();
+    });
   } catch (...) {
+    if (writes) end_collective_write();
     end_operation();
     throw;
   }

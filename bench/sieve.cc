@@ -59,6 +59,8 @@ int main(int argc, char** argv) {
         }
         std::vector<char> data(static_cast<std::size_t>(window), 'd');
         std::vector<char> staging;
+        // Sieving writes hold it, as aggregators do (its cost is measured).
+        flowio::io::SieveLock sieve_lock(fd);
         for (std::int64_t distance = 2 * piece; distance <= (std::int64_t{1} << 20);
              distance *= 2) {
           std::vector<flowio::io::WindowPiece> pieces;
@@ -80,7 +82,7 @@ int main(int argc, char** argv) {
                 settings.mapping = methods[m].second;
                 times[m].push_back(seconds_of([&] {
                   if (writing) {
-                    flowio::io::write_window(*backend, fd, pieces, settings, staging);
+                    flowio::io::write_window(*backend, fd, pieces, settings, staging, &sieve_lock);
                   } else {
                     flowio::io::read_window(*backend, fd, pieces, settings, staging);
                   }

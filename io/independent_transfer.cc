@@ -164,7 +164,7 @@ std::int64_t write_independent(StorageBackend& backend, int fd, FileMapping& map
     if (worth_mapping(shape_of(pieces, data), pieces.size(), settings) && mapping.store(pieces)) {
       continue;
     }
-    write_window(backend, fd, pieces, without_sieving, scratch.staging);
+    write_window(backend, fd, pieces, without_sieving, scratch.staging, nullptr);
   }
   return memory.bytes();
 }

@@ -160,7 +160,8 @@ const char* window_method_name(WindowMethod method) {
 }
 
 WindowIoResult write_window(StorageBackend& backend, int fd, std::span<const WindowPiece> pieces,
-                            const WindowIoSettings& settings, std::vector<char>& staging) {
+                            const WindowIoSettings& settings, std::vector<char>& staging,
+                            SieveLock* sieve_lock) {
   WindowIoResult result;
   if (pieces.empty()) return result;
   const Plan plan = plan_window(pieces, settings);
@@ -168,11 +169,19 @@ WindowIoResult write_window(StorageBackend& backend, int fd, std::span<const Win
   const bool stage_covered = plan.staged;
   result.method = plan.method;
   // automatic: mapped only where mostly cached; enable: wherever it can be.
+  // Stores through the mapping change only the bytes stored: no lock.
   if (plan.try_mapping && write_mapped(fd, pieces, settings.mapping == SieveMode::automatic)) {
     result.method = WindowMethod::mapped;
     result.requests = 1;
     result.file_bytes = shape.data;
     return result;
+  }
+  // From the read of the holes to their write back, nobody else writes
+  // them; without the lock, the pieces go one by one.
+  SieveLock::Held holes;
+  if (result.method == WindowMethod::sieve) {
+    if (sieve_lock != nullptr) holes = sieve_lock->lock(shape.begin, shape.end);
+    if (!holes) result.method = WindowMethod::vectored;
   }
   if (result.method == WindowMethod::sieve || stage_covered) {
     const std::size_t extent = static_cast<std::size_t>(shape.end - shape.begin);

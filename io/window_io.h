@@ -18,9 +18,10 @@
 //   vectored    one request per run of touching pieces, no staging, all
 //               submitted in one batch.
 // A window whose pieces cover it is never read, whatever the settings.
-// Sieving writes bytes of the holes back unchanged, so it is only safe
-// where no one else writes the holes meanwhile: inside the aggregator's own
-// realm, with collective data phases run one at a time.
+// Sieving writes bytes of the holes back unchanged, so a write sieves only
+// while it holds the file's SieveLock over its extent (io/sieve_lock.h);
+// other collective operations' data phases keep out of its extent
+// (runtime/data_phase_scheduler.h).
 #pragma once
 
 #include <cstdint>
@@ -28,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "io/sieve_lock.h"
 #include "io/storage_backend.h"
 #include "io/window_piece.h"
 
@@ -73,9 +75,12 @@ struct WindowIoResult {
 };
 
 // `pieces` are sorted by offset and do not overlap. `staging` is reused
-// from call to call for sieving. Throw IoError on failure.
+// from call to call for sieving. A window sieves only under `sieve_lock`
+// (the lock of the file `fd` writes); with none, or where the file system
+// has no locks, it goes vectored instead. Throw IoError on failure.
 WindowIoResult write_window(StorageBackend& backend, int fd, std::span<const WindowPiece> pieces,
-                            const WindowIoSettings& settings, std::vector<char>& staging);
+                            const WindowIoSettings& settings, std::vector<char>& staging,
+                            SieveLock* sieve_lock);
 // Reads each piece into its memory. Memory for bytes past end of file is
 // zero-filled.
 WindowIoResult read_window(StorageBackend& backend, int fd, std::span<const WindowPiece> pieces,

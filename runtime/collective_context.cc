@@ -10,8 +10,13 @@
 namespace flowio::runtime {
 
 CollectiveContext::CollectiveContext(MPI_Comm file_comm, const io::FileDescriptor& file,
-                                     io::StorageBackend& backend, Engine& engine)
-    : gather_comm_(file_comm), file_(file), backend_(backend), engine_(engine) {
+                                     io::SieveLock& sieve_lock, io::StorageBackend& backend,
+                                     Engine& engine)
+    : gather_comm_(file_comm),
+      file_(file),
+      sieve_lock_(sieve_lock),
+      backend_(backend),
+      engine_(engine) {
   check_mpi(MPI_Comm_dup(file_comm, &comm_), "MPI_Comm_dup");
   // Failures come back as codes, to reach the futures, not abort.
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);

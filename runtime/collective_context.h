@@ -23,6 +23,7 @@
 #include "flowio/future.h"
 #include "flowio/statistics.h"
 #include "io/file_descriptor.h"
+#include "io/sieve_lock.h"
 #include "io/storage_backend.h"
 #include "runtime/call_order_gate.h"
 #include "runtime/collective_request.h"
@@ -45,8 +46,10 @@ class CollectiveContext {
   // told apart by tags, message_tags.h, and the Alltoallw rounds that
   // workers post) goes on a duplicate made here (collective over it), so
   // that no collective call of a worker meets one of the caller's.
-  CollectiveContext(MPI_Comm file_comm, const io::FileDescriptor& file, io::StorageBackend& backend,
-                    Engine& engine);
+  // `sieve_lock` is the file's (io/sieve_lock.h), which its independent
+  // writes share with the aggregators' sieving writes.
+  CollectiveContext(MPI_Comm file_comm, const io::FileDescriptor& file, io::SieveLock& sieve_lock,
+                    io::StorageBackend& backend, Engine& engine);
   ~CollectiveContext();
   CollectiveContext(const CollectiveContext&) = delete;
   CollectiveContext& operator=(const CollectiveContext&) = delete;
@@ -65,6 +68,7 @@ class CollectiveContext {
   int rank() const { return rank_; }
   int ranks() const { return ranks_; }
   const io::FileDescriptor& file() const { return file_; }
+  io::SieveLock& sieve_lock() const { return sieve_lock_; }
   io::StorageBackend& backend() const { return backend_; }
   Engine& engine() const { return engine_; }
   std::span<const MPI_Datatype> byte_types() const { return byte_types_; }
@@ -105,6 +109,7 @@ class CollectiveContext {
   int rank_ = 0;
   int ranks_ = 1;
   const io::FileDescriptor& file_;
+  io::SieveLock& sieve_lock_;
   io::StorageBackend& backend_;
   Engine& engine_;
   std::vector<MPI_Datatype> byte_types_;  // MPI_BYTE per rank, for Alltoallw

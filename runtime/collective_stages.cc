@@ -443,7 +443,7 @@ void write_window(CollectiveOperation& op, std::size_t w) {
     if (op.failure()) return;  // the operation fails anyway; keep the file as it was
     result = io::write_window(op.context.backend(), op.context.file().get(),
                               window_pieces(plan, run.buffer), op.request.settings->window_io,
-                              thread_staging());
+                              thread_staging(), &op.context.sieve_lock());
   });
   record_window_io(op, plan, begin, result);
 }
@@ -791,12 +791,12 @@ const Pipeline& pipeline(PipelineKind kind) {
                                  client_decompress_stage, unpack_stage},
                                 false,
                                 leave_item};
-  static const Pipeline kClientConverted{"client",
-                                         {convert_stage, client_compress_stage,
-                                          client_exchange_stage, client_decompress_stage,
-                                          convert_back_stage},
-                                         false,
-                                         leave_item};
+  static const Pipeline kClientConverted{
+      "client",
+      {convert_stage, client_compress_stage, client_exchange_stage, client_decompress_stage,
+       convert_back_stage},
+      false,
+      leave_item};
   static const Pipeline kWindow{"window",
                                 {window_read_stage, window_compress_stage, window_exchange_stage,
                                  window_decompress_stage, window_write_stage},

@@ -218,6 +218,15 @@ std::int64_t random_file_size(std::mt19937_64& rng, const PieceSet& set) {
   }
 }
 
+// The windows of these tests are their files' only writers: each holds a
+// lock of its own, as an aggregator holds its file's.
+WindowIoResult write_window_locked(StorageBackend& backend, int fd,
+                                   std::span<const WindowPiece> pieces,
+                                   const WindowIoSettings& settings, std::vector<char>& staging) {
+  SieveLock lock(fd);
+  return write_window(backend, fd, pieces, settings, staging, &lock);
+}
+
 // Writes `set` over a background of `file_size` bytes and checks file,
 // memory, method and counts.
 void check_write(StorageBackend& backend, ScratchFile& file, PieceSet& set, std::int64_t file_size,
@@ -228,7 +237,7 @@ void check_write(StorageBackend& backend, ScratchFile& file, PieceSet& set, std:
   set.overlay(memory_before);
   std::fill(staging.begin(), staging.end(), '\x77');
   const auto pieces = set.pieces();
-  const WindowIoResult result = write_window(backend, file.fd(), pieces, settings, staging);
+  const WindowIoResult result = write_window_locked(backend, file.fd(), pieces, settings, staging);
   CHECK(first_difference(file_image(file.fd()), expected) == "");
   std::vector<char> memory_after;
   set.overlay(memory_after);
@@ -302,7 +311,8 @@ TEST_CASE("Io.WindowIo.NoPieces") {
     std::vector<char> staging;
     for (SieveMode mode : modes) {
       const WindowIoSettings settings{mode, 8192};
-      const WindowIoResult written = write_window(backend, file.fd(), {}, settings, staging);
+      const WindowIoResult written =
+          write_window(backend, file.fd(), {}, settings, staging, nullptr);
       const WindowIoResult read = read_window(backend, file.fd(), {}, settings, staging);
       for (const WindowIoResult& result : {written, read}) {
         CHECK(result.method == WindowMethod::none);
@@ -414,7 +424,7 @@ TEST_CASE("Io.WindowIo.AutomaticThreshold") {
       const WindowIoSettings settings{SieveMode::automatic, threshold};
       set.fill('\x11');
       const WindowIoResult written =
-          write_window(backend, file.fd(), set.pieces(), settings, staging);
+          write_window_locked(backend, file.fd(), set.pieces(), settings, staging);
       CHECK(written.method == (threshold == 92 ? WindowMethod::sieve : WindowMethod::vectored));
       const WindowMethod read = check_read(backend, file, set, 1500, settings, staging);
       CHECK(read == written.method);
@@ -487,7 +497,7 @@ TEST_CASE("Io.WindowIo.MappedSieve") {
         std::vector<char> expected = reset_background(file, file_size);
         set.overlay(expected);
         const WindowIoResult written =
-            write_window(backend, file.fd(), set.pieces(), settings, staging);
+            write_window_locked(backend, file.fd(), set.pieces(), settings, staging);
         // Only extents inside the file (here all cached) are mapped for
         // writing; past end of file, copying costs less.
         const bool mapped_write = mapping && set.end() <= file_size;
@@ -531,7 +541,7 @@ TEST_CASE("Io.WindowIo.MappingReplacesVectored") {
       std::vector<char> expected_file = reset_background(file, file_size);
       set.overlay(expected_file);
       const WindowIoResult written =
-          write_window(backend, file.fd(), set.pieces(), settings, staging);
+          write_window_locked(backend, file.fd(), set.pieces(), settings, staging);
       CHECK(name(written.method) == std::string(name(expected)));
       CHECK(first_difference(file_image(file.fd()), expected_file) == "");
       const std::vector<char> image = reset_background(file, file_size);
@@ -556,7 +566,7 @@ TEST_CASE("Io.WindowIo.MappingRefused") {
     const WindowIoSettings settings{SieveMode::enable, 8192};
     const FileDescriptor full = FileDescriptor::open("/dev/full", O_RDWR);
     try {
-      write_window(backend, full.get(), set.pieces(), settings, staging);
+      write_window_locked(backend, full.get(), set.pieces(), settings, staging);
       FAIL_CHECK("a window written to /dev/full did not fail");
     } catch (const IoError& error) {
       CHECK(error.code() == ErrorCode::no_space);
