@@ -12,6 +12,11 @@
 // progresses nonblocking I/O only inside MPI calls unless its progress
 // thread is on: MPIR_CVAR_ASYNC_PROGRESS=1), MPI_Wait, MPI_File_sync.
 // Medians over the repetitions; MiBps is the blocking write's bandwidth.
+// What the library's own threads cost meanwhile, in CPU seconds per second
+// of t_total: helper_cpu, every thread of the process but the caller's
+// (flowio: progress, I/O and oneTBB threads; MPICH: its progress thread
+// when on); progress_cpu, flowio's progress thread alone. The note after
+// the table gives flowio's progress thread while nothing is outstanding.
 //
 // --direct=1 gives flowio the hint flowio_direct_io=enable: its aligned
 // requests then go to an O_DIRECT descriptor, moved by DMA, so the device
@@ -22,19 +27,25 @@
 //   [--reps=5] [--dir=$TMPDIR]
 #include <mpi.h>
 
+#include <time.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/bench_support.h"
 #include "flowio/error.h"
 #include "flowio/file.h"
+#include "runtime/engine.h"
 
 namespace {
 
@@ -67,17 +78,38 @@ struct Phases {
 };
 
 struct Times {
-  std::vector<double> io, compute, total, overlap;
+  std::vector<double> io, compute, total, overlap, helper_cpu, progress_cpu;
 };
+
+double cpu_seconds(clockid_t clock) {
+  timespec now{};
+  clock_gettime(clock, &now);
+  return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+}
+
+// CPU seconds of every thread of this process but the calling one. The
+// caller's clock is read first, so that the difference never goes below
+// the other threads' time.
+double helper_cpu_seconds() {
+  const double caller = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
+  return cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - caller;
+}
+
+double progress_cpu_seconds() {
+  return static_cast<double>(flowio::runtime::Engine::acquire()->progress().cpu_ns()) * 1e-9;
+}
 
 void measure(const Phases& phases, Times& times) {
   const double t_io = bench::time_collective(phases.blocking_write);
   double t_compute = 0;
+  const double helper_before = helper_cpu_seconds(), progress_before = progress_cpu_seconds();
   const double t_total = bench::time_collective([&] {
     phases.start_write();
     t_compute = compute(t_io, phases.poll);
     phases.finish_write();
   });
+  times.helper_cpu.push_back((helper_cpu_seconds() - helper_before) / t_total);
+  times.progress_cpu.push_back((progress_cpu_seconds() - progress_before) / t_total);
   double slowest_compute = 0;
   check_mpi(MPI_Allreduce(&t_compute, &slowest_compute, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD),
             "MPI_Allreduce");
@@ -160,6 +192,11 @@ int main(int argc, char** argv) {
           measure(mpich_phases, mpich_times);
         }
 
+        // flowio's progress thread with the file open and nothing outstanding.
+        constexpr double kIdleSeconds = 2.0;
+        const double idle_before = progress_cpu_seconds();
+        std::this_thread::sleep_for(std::chrono::duration<double>(kIdleSeconds));
+        const double idle_cpu = (progress_cpu_seconds() - idle_before) / kIdleSeconds;
         file.close();
         mpich.close();
         const bench::Access checkpoint{rank * bytes, MPI_BYTE, MPI_BYTE, bytes};
@@ -179,13 +216,26 @@ int main(int argc, char** argv) {
           bench::Fields line;
           line.add("mib", mib).add("direct", direct && impl == "flowio" ? 1 : 0).add("impl", impl);
           if (impl == "mpich") line.add("async_progress", async_progress ? async_progress : "0");
-          report.line(line.add("MiBps", static_cast<double>(bytes) * ranks / 1048576.0 /
-                                            bench::median(times.io))
-                          .add("t_io", bench::median(times.io))
-                          .add("t_compute", bench::median(times.compute))
-                          .add("t_total", bench::median(times.total))
-                          .add("overlap", bench::median(times.overlap)));
+          line.add("MiBps",
+                   static_cast<double>(bytes) * ranks / 1048576.0 / bench::median(times.io))
+              .add("t_io", bench::median(times.io))
+              .add("t_compute", bench::median(times.compute))
+              .add("t_total", bench::median(times.total))
+              .add("overlap", bench::median(times.overlap))
+              .add("helper_cpu", bench::median(times.helper_cpu));
+          if (impl == "flowio") {
+            line.add("progress_cpu", bench::median(times.progress_cpu));
+          } else {
+            line.add("progress_cpu", "-");
+          }
+          report.line(line);
         }
+        char idle_text[160];
+        std::snprintf(idle_text, sizeof idle_text,
+                      "flowio's progress thread while idle (file open, nothing outstanding, "
+                      "%.0f s): %.3f%% of a core",
+                      kIdleSeconds, idle_cpu * 100);
+        report.note(idle_text);
         report.note(
             "MPICH's other setting to compare: MPIR_CVAR_ASYNC_PROGRESS=1 in the environment "
             "(its progress thread); see bench/README.md");
