@@ -87,9 +87,7 @@ double cpu_seconds(clockid_t clock) {
   return static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
 }
 
-// CPU seconds of every thread of this process but the calling one. The
-// caller's clock is read first, so that the difference never goes below
-// the other threads' time.
+// CPU seconds of every thread of this process but the calling one.
 double helper_cpu_seconds() {
   const double caller = cpu_seconds(CLOCK_THREAD_CPUTIME_ID);
   return cpu_seconds(CLOCK_PROCESS_CPUTIME_ID) - caller;
@@ -108,7 +106,9 @@ void measure(const Phases& phases, Times& times) {
     t_compute = compute(t_io, phases.poll);
     phases.finish_write();
   });
-  times.helper_cpu.push_back((helper_cpu_seconds() - helper_before) / t_total);
+  // The process and thread clocks are read at different instants: with no
+  // other thread running, the difference may dip nanoseconds below zero.
+  times.helper_cpu.push_back(std::max(0.0, helper_cpu_seconds() - helper_before) / t_total);
   times.progress_cpu.push_back((progress_cpu_seconds() - progress_before) / t_total);
   double slowest_compute = 0;
   check_mpi(MPI_Allreduce(&t_compute, &slowest_compute, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD),
