@@ -308,8 +308,9 @@ struct File::Impl {
 
   // An aggregator sieving a window writes the window's holes back as it
   // read them, so a write of a hole's bytes in between would be lost. Its
-  // bytes' writers are kept out by the sieve lock, which the aggregator
-  // holds from its read to its write: an independent write takes it too
+  // bytes' writers are kept out by the sieve lock (out of atomic mode,
+  // whose leases do it), which the aggregator holds from its read to its
+  // write: an independent write takes it too
   // while a collective write is pending on its process (a process without
   // one is not inside any collective write: a collective write ends on
   // every process only after every aggregator has written). An
@@ -671,7 +672,9 @@ File::Impl::WriteGuard File::Impl::guard_write(const Transfer& transfer) {
 
 std::int64_t File::Impl::transfer(bool writing, const Transfer& transfer,
                                   const core::FileView& on_view) {
-  const WriteGuard guard = writing ? guard_write(transfer) : WriteGuard();
+  // In atomic mode the lease this write holds keeps sieving aggregators
+  // out of its bytes already.
+  const WriteGuard guard = writing && !atomic ? guard_write(transfer) : WriteGuard();
   if (transfer.conversion) {
     const std::int64_t stream_bytes =
         writing ? runtime::write_converted(*backend, fd.get(), on_view, transfer.stream_position,

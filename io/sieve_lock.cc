@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <string>
 #include <utility>
@@ -17,15 +18,24 @@ bool means_no_locks(int error) {
   return error == ENOLCK || error == EINVAL || error == EOPNOTSUPP || error == ENOSYS;
 }
 
-// Locks (F_WRLCK) or unlocks (F_UNLCK) [begin, end) through `fd`'s open
-// file description, waiting for other descriptions' holders. Returns 0 or
-// the errno.
+// The extent [begin, end) is locked at [kShift + begin, kShift + end), far
+// past any data: byte-range locks of the file's own bytes are other
+// holders' (MPI-IO atomic mode taken with fcntl, sync/fcntl_lock.h, which
+// holds them while this process sieves under them, and programs that lock
+// the file themselves), and sieve locks must neither wait for those nor
+// make those wait.
+constexpr std::int64_t kShift = std::int64_t{1} << 62;
+
+// Locks (F_WRLCK) or unlocks (F_UNLCK) the extent [begin, end) through
+// `fd`'s open file description, waiting for other descriptions' holders.
+// Returns 0 or the errno.
 int set_lock(int fd, short type, std::int64_t begin, std::int64_t end) {
   struct flock region {};
   region.l_type = type;
   region.l_whence = SEEK_SET;
-  region.l_start = begin;
-  region.l_len = end - begin;
+  region.l_start = kShift + std::min(begin, kShift - 1);
+  // Length 0: to the end of every possible offset.
+  region.l_len = end < kShift ? end - begin : 0;
   region.l_pid = 0;  // required of open file description locks
   while (::fcntl(fd, F_OFD_SETLKW, &region) != 0) {
     if (errno != EINTR) return errno;

@@ -10,7 +10,9 @@
 // pending on its process, api/file.cc). Other processes are kept out by an
 // open file description lock on the extent (fcntl F_OFD_SETLKW); threads of
 // this process by a mutex, since locks taken through one open file
-// description do not exclude one another. The lock is held only around
+// description do not exclude one another. (The lock lies at offsets far
+// past the file's data, 2^62 + the extent, so that it never meets a lock
+// of the file's bytes themselves, such as atomic mode's.) The lock is held only around
 // local I/O, never while waiting for another process's messages, so a
 // waiter waits at most for one read and one write.
 //

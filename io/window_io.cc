@@ -177,10 +177,10 @@ WindowIoResult write_window(StorageBackend& backend, int fd, std::span<const Win
     return result;
   }
   // From the read of the holes to their write back, nobody else writes
-  // them; without the lock, the pieces go one by one.
+  // them; where the file system has no lock, the pieces go one by one.
   SieveLock::Held holes;
-  if (result.method == WindowMethod::sieve) {
-    if (sieve_lock != nullptr) holes = sieve_lock->lock(shape.begin, shape.end);
+  if (result.method == WindowMethod::sieve && sieve_lock != nullptr) {
+    holes = sieve_lock->lock(shape.begin, shape.end);
     if (!holes) result.method = WindowMethod::vectored;
   }
   if (result.method == WindowMethod::sieve || stage_covered) {

@@ -19,7 +19,8 @@
 //               submitted in one batch.
 // A window whose pieces cover it is never read, whatever the settings.
 // Sieving writes bytes of the holes back unchanged, so a write sieves only
-// while it holds the file's SieveLock over its extent (io/sieve_lock.h);
+// while no one else may write its extent: it holds the file's SieveLock
+// over it (io/sieve_lock.h) unless atomic mode's lock already does that;
 // other collective operations' data phases keep out of its extent
 // (runtime/data_phase_scheduler.h).
 #pragma once
@@ -76,8 +77,10 @@ struct WindowIoResult {
 
 // `pieces` are sorted by offset and do not overlap. `staging` is reused
 // from call to call for sieving. A window sieves only under `sieve_lock`
-// (the lock of the file `fd` writes); with none, or where the file system
-// has no locks, it goes vectored instead. Throw IoError on failure.
+// (the lock of the file `fd` writes), or with none (nullptr) where the
+// caller keeps every other writer out of the window's extent by other
+// means (atomic mode's lock); where the file system has no locks it goes
+// vectored instead. Throw IoError on failure.
 WindowIoResult write_window(StorageBackend& backend, int fd, std::span<const WindowPiece> pieces,
                             const WindowIoSettings& settings, std::vector<char>& staging,
                             SieveLock* sieve_lock);

@@ -2,8 +2,8 @@
 // holders of overlapping extents through another description (as another
 // process would be) and other threads of this process, not holders of
 // disjoint extents; a held extent can be released on another thread; a
-// sieving window write waits for the lock, and without one it writes its
-// pieces alone, leaving the holes to whoever writes them meanwhile.
+// sieving window write waits for the lock (without one, its caller keeps
+// other writers out); locks of the file's own bytes do not meet it.
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -64,6 +64,32 @@ TEST_CASE("Io.SieveLock.OtherDescriptionsWaitForOverlappingExtents") {
   CHECK(overlapping_got);
 }
 
+// Atomic mode may hold fcntl locks of the file's own bytes (through
+// another description) while this process sieves under them.
+TEST_CASE("Io.SieveLock.LocksOfTheFilesBytesDoNotMeetIt") {
+  ScratchFile file("sieve-lock-bytes");
+  FileDescriptor other = FileDescriptor::open(file.path(), O_RDWR);
+  struct flock bytes {};
+  bytes.l_type = F_WRLCK;
+  bytes.l_whence = SEEK_SET;
+  bytes.l_start = 0;
+  bytes.l_len = std::int64_t{1} << 40;  // every byte a file here holds
+  REQUIRE(::fcntl(other.get(), F_OFD_SETLK, &bytes) == 0);
+  SieveLock lock(file.fd());
+  std::atomic<bool> got{false};
+  std::thread taker = take_in_background(lock, 0, 4096, got);
+  taker.join();
+  CHECK(got);
+  // And the sieve lock keeps nobody from the file's bytes.
+  SieveLock::Held held = lock.lock(0, 4096);
+  REQUIRE(static_cast<bool>(held));
+  FileDescriptor third = FileDescriptor::open(file.path(), O_RDWR);
+  bytes.l_len = 4096;
+  bytes.l_type = F_WRLCK;
+  other = FileDescriptor();  // drops the first lock of the bytes
+  CHECK(::fcntl(third.get(), F_OFD_SETLK, &bytes) == 0);
+}
+
 TEST_CASE("Io.SieveLock.ThreadsOfOneProcessTakeTurns") {
   ScratchFile file("sieve-lock-threads");
   SieveLock lock(file.fd());
@@ -121,7 +147,9 @@ TEST_CASE("Io.SieveLock.SievingWriteWaitsForTheHolder") {
   CHECK(image[2500] == 'o');
 }
 
-TEST_CASE("Io.SieveLock.WithoutALockTheWindowGoesVectored") {
+// Without a lock (the caller keeps other writers out, as atomic mode's
+// lease does) the window sieves.
+TEST_CASE("Io.SieveLock.WithoutALockTheCallerKeepsWritersOut") {
   ScratchFile file("sieve-lock-none");
   PosixBackend backend;
   std::vector<char> data(200, 'a');
@@ -132,9 +160,8 @@ TEST_CASE("Io.SieveLock.WithoutALockTheWindowGoesVectored") {
   std::vector<char> staging;
   const WindowIoResult result =
       write_window(backend, file.fd(), pieces, settings, staging, nullptr);
-  CHECK(result.method == WindowMethod::vectored);
+  CHECK(result.method == WindowMethod::sieve);
   CHECK(result.requests == 2);
-  CHECK(result.file_bytes == 200);
 }
 
 }  // namespace flowio::io::testing
