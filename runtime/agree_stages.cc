@@ -8,6 +8,7 @@
 #include "runtime/collective_operation.h"
 #include "runtime/executor.h"
 #include "runtime/message_tags.h"
+#include "runtime/stage_support.h"
 
 namespace flowio::runtime {
 namespace {
@@ -17,6 +18,7 @@ namespace {
 // the checkpoint is on storage, and the sync overlaps whatever the
 // program does meanwhile.
 void persist_stage(CollectiveOperation& op, std::size_t, Next next) {
+  enter_stage(op, "collective.persist");
   const bool wrote =
       op.accessed_directly || (op.plan && op.plan->two_phase && (!op.plan->windows.empty()));
   if (!op.request.writing || !op.request.settings->durable || !wrote || op.failure()) {
@@ -25,7 +27,7 @@ void persist_stage(CollectiveOperation& op, std::size_t, Next next) {
   }
   op.executor->run_io([&op, next = std::move(next)] {
     const std::int64_t begin = now_ns();
-    op.guarded([&] { op.context.file().sync_data(); });
+    op.guarded([&] { op.context.file().sync_data(); }, "persist");
     op.recorder.record(Stage::io, begin, -1, " fdatasync", 0, 0, 1);
     next();
   });
@@ -33,11 +35,12 @@ void persist_stage(CollectiveOperation& op, std::size_t, Next next) {
 
 void agree_stage(CollectiveOperation& op, std::size_t, Next next) {
   op.agree_begin_ns = now_ns();
+  enter_stage(op, "collective.agree");
   std::vector<MPI_Request> requests;
   const int tag = message_tag(MessageKind::outcome, op.sequence);
   op.guarded([&] {
     requests = op.agreement.post(op.context.comm(), tag, op.context.rank(), op.context.ranks(),
-                                 op.failure());
+                                 op.failure(), op.failed_stage());
   });
   op.executor->wait_for(std::move(requests), [&op, next = std::move(next)](
                                                  int code, std::span<const MPI_Status>) {

@@ -65,7 +65,9 @@ void start_data_phase(CollectiveOperation& op) {
   }
   GraphRunner& runner = *op.runner;
   const bool two_phase = op.plan && op.plan->two_phase;
-  if (op.failure() || anyone_failed_early(op) || !two_phase) {
+  // Two-phase I/O goes on when this process alone failed: its partners
+  // wait for its messages. Failures every process knows of end it here.
+  if (op.failed_at_gather || anyone_failed_early(op) || !two_phase) {
     const bool access = !op.failure() && !anyone_failed_early(op) && !op.accessed_directly;
     const bool anyone = std::any_of(op.summaries.begin(), op.summaries.end(),
                                     [](const core::AccessSummary& s) { return s.bytes > 0; });
@@ -73,8 +75,14 @@ void start_data_phase(CollectiveOperation& op) {
     return;
   }
   if (!op.plan->complete) {
+    // The realm calculation or the plan itself failed on this process
+    // (not only a stage's injection point, after which the plan is still
+    // made): it cannot take its part, and its partners in the data phase
+    // wait for messages that will not come. Not yet handled: see
+    // issue 15's closing note.
     op.fail(std::make_exception_ptr(
-        MpiError("collective plan: reusing a plan whose compilation failed", 0)));
+                MpiError("collective plan: reusing a plan whose compilation failed", 0)),
+            "plan");
     runner.enqueue(PipelineKind::agree, op, 1);
     return;
   }

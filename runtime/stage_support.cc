@@ -6,6 +6,7 @@
 #include "runtime/collective_context.h"
 #include "runtime/collective_operation.h"
 #include "runtime/converted_transfer.h"
+#include "runtime/core/injection_point.h"
 #include "runtime/inline_graph_runner.h"
 #include "runtime/message_tags.h"
 
@@ -64,5 +65,11 @@ void after_atomic_lease(CollectiveOperation& op, std::function<void()> then) {
 }
 
 void leave_item(CollectiveOperation& op) { op.item_done(); }
+
+void enter_stage(CollectiveOperation& op, const char* point) {
+  // The stage's name in error messages: the point's, without the layer.
+  constexpr std::size_t kLayerPrefix = sizeof("collective.") - 1;
+  op.guarded([point] { core::injection_point(point); }, point + kLayerPrefix);
+}
 
 }  // namespace flowio::runtime

@@ -41,4 +41,14 @@ void after_atomic_lease(CollectiveOperation& op, std::function<void()> then);
 // Leaving a data pipeline (client, window, round): one item fewer.
 void leave_item(CollectiveOperation& op);
 
+// Where a stage's work on one item begins: the injection point `point`
+// ("collective.<stage>", a string literal; runtime/core/injection_point.h)
+// through which a test makes the stage fail. What it throws becomes the
+// operation's failure in that stage, as any failure of the stage's own
+// work does; the stage then skips its work but still plays its part in
+// the message schedule (a process that failed sends empty messages where
+// data would go, and receives what its partners send), so that no
+// partner waits for a message that never comes.
+void enter_stage(CollectiveOperation& op, const char* point);
+
 }  // namespace flowio::runtime

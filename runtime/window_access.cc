@@ -63,12 +63,16 @@ void write_window(CollectiveOperation& op, std::size_t w) {
   WindowRun& run = op.window_runs[w];
   const std::int64_t begin = now_ns();
   io::WindowIoResult result;
-  op.guarded([&] {
-    if (op.failure()) return;  // the operation fails anyway; keep the file as it was
-    result = io::write_window(op.context.backend(), op.context.file().get(),
-                              window_pieces(plan, run.buffer), op.request.settings->window_io,
-                              thread_staging());
-  });
+  // The operation fails anyway when this process or a client of the
+  // window failed: the file keeps what it had there.
+  if (op.failure() || run.client_failed || run.buffer.data() == nullptr) return;
+  op.guarded(
+      [&] {
+        result = io::write_window(op.context.backend(), op.context.file().get(),
+                                  window_pieces(plan, run.buffer), op.request.settings->window_io,
+                                  thread_staging());
+      },
+      "window_write");
   record_window_io(op, plan, begin, result);
 }
 
@@ -78,24 +82,33 @@ void read_window(CollectiveOperation& op, std::size_t w) {
   const std::int64_t begin = now_ns();
   io::WindowIoResult result;
   run.before_end.clear();
+  // An aggregator that failed reads nothing and sends its clients empty
+  // parts.
+  if (op.failure() || run.buffer.data() == nullptr) {
+    run.before_end.assign(plan.parts.size(), 0);
+    return;
+  }
   for (const WindowPlan::Part& part : plan.parts) run.before_end.push_back(part.bytes);
-  op.guarded([&] {
-    result = io::read_window(op.context.backend(), op.context.file().get(),
-                             window_pieces(plan, run.buffer), op.request.settings->window_io,
-                             thread_staging());
-    // Each client's part is in file order: what lies past end of file is
-    // its tail, which is not sent, so that the client's memory there is
-    // left as it was (as an independent read leaves it).
-    if (result.bytes_read < plan.total) {
-      const std::int64_t end = std::min(plan.window.end, result.data_end);
-      for (std::size_t p = 0; p < plan.parts.size(); ++p) {
-        const core::Access& access = op.plan->clients[plan.parts[p].client].access;
-        run.before_end[p] = std::clamp<std::int64_t>(
-            access.bytes_before(end) - access.bytes_before(plan.window.begin), 0,
-            plan.parts[p].bytes);
-      }
-    }
-  });
+  op.guarded(
+      [&] {
+        result = io::read_window(op.context.backend(), op.context.file().get(),
+                                 window_pieces(plan, run.buffer), op.request.settings->window_io,
+                                 thread_staging());
+        // Each client's part is in file order: what lies past end of file is
+        // its tail, which is not sent, so that the client's memory there is
+        // left as it was (as an independent read leaves it).
+        if (result.bytes_read < plan.total) {
+          const std::int64_t end = std::min(plan.window.end, result.data_end);
+          for (std::size_t p = 0; p < plan.parts.size(); ++p) {
+            const core::Access& access = op.plan->clients[plan.parts[p].client].access;
+            run.before_end[p] = std::clamp<std::int64_t>(
+                access.bytes_before(end) - access.bytes_before(plan.window.begin), 0,
+                plan.parts[p].bytes);
+          }
+        }
+      },
+      "window_read");
+  if (op.failure()) run.before_end.assign(plan.parts.size(), 0);
   record_window_io(op, plan, begin, result);
 }
 

@@ -18,9 +18,16 @@
 namespace flowio::runtime {
 namespace {
 
-// Reads: the window from the file (on the executor's I/O side).
+// The window's buffer, made by an aggregator that failed too (its clients'
+// messages need somewhere to go), then, for reads, the window from the
+// file (on the executor's I/O side).
 void window_read_stage(CollectiveOperation& op, std::size_t w, Next next) {
-  op.window_runs[w].buffer.allocate(static_cast<std::size_t>(op.plan->windows[w].total));
+  enter_stage(op, "collective.window_read");
+  op.guarded(
+      [&] {
+        op.window_runs[w].buffer.allocate(static_cast<std::size_t>(op.plan->windows[w].total));
+      },
+      "window_read");
   if (op.request.writing) {
     next();
     return;
@@ -34,6 +41,7 @@ void window_read_stage(CollectiveOperation& op, std::size_t w, Next next) {
 // Reads with framed messages: each client's part as a frame, compressed
 // or raw as the rule decides (exchange/compress_stage.h).
 void window_compress_stage(CollectiveOperation& op, std::size_t w, Next next) {
+  enter_stage(op, "collective.compress");
   if (!op.framed || op.request.writing) {
     next();
     return;
@@ -52,64 +60,85 @@ void window_compress_stage(CollectiveOperation& op, std::size_t w, Next next) {
     // Raw if compressing fails: the client waits for the message.
     run.outgoing[p] = exchange::CompressStage::Outgoing{exchange::raw_frame_header(message.size()),
                                                         message, false, message.size()};
-    op.guarded([&] {
-      run.outgoing[p] = op.compression->encode(op.plan->clients[plan.parts[p].client].rank, message,
-                                               run.spares[p], op.messages_sent, run.compression);
-    });
+    if (op.failure()) continue;
+    op.guarded(
+        [&] {
+          run.outgoing[p] =
+              op.compression->encode(op.plan->clients[plan.parts[p].client].rank, message,
+                                     run.spares[p], op.messages_sent, run.compression);
+        },
+        "compress");
   }
   op.recorder.record(Stage::compress, begin, plan.window.index, "", bytes);
   next();
 }
 
+// Posted whatever happened before (reads: an aggregator that failed sends
+// its clients empty parts, read_window). A write's part that comes empty
+// tells of a client that failed: the window is left unwritten.
 void window_exchange_stage(CollectiveOperation& op, std::size_t w, Next next) {
   const WindowPlan& plan = op.plan->windows[w];
   WindowRun& run = op.window_runs[w];
+  enter_stage(op, "collective.exchange");
   run.posted_ns = now_ns();
   std::vector<MPI_Request> requests;
-  op.guarded([&] {
-    const int tag = data_tag(op, plan.window.index);
-    if (op.framed) {
-      run.headers.resize(plan.parts.size());
-      for (std::size_t p = 0; p < plan.parts.size(); ++p) {
-        const int client = op.plan->clients[plan.parts[p].client].rank;
-        if (op.request.writing) {
-          exchange::post_framed_receive(op.context.comm(), run.headers[p].data(),
-                                        run.buffer.data() + plan.parts[p].at, plan.parts[p].bytes,
-                                        client, tag, requests);
-        } else {
-          const exchange::CompressStage::Outgoing& frame = run.outgoing[p];
-          exchange::post_framed_send(op.context.comm(), frame.header.data(), frame.payload.data(),
-                                     static_cast<std::int64_t>(frame.payload.size()), client, tag,
-                                     requests);
+  op.guarded(
+      [&] {
+        const int tag = data_tag(op, plan.window.index);
+        // No room (the buffer could not be made): nothing is received,
+        // and MPI reports a truncation on this process, failed anyway.
+        const bool room = run.buffer.data() != nullptr;
+        if (op.framed) {
+          run.headers.resize(plan.parts.size());
+          for (std::size_t p = 0; p < plan.parts.size(); ++p) {
+            const int client = op.plan->clients[plan.parts[p].client].rank;
+            if (op.request.writing) {
+              exchange::post_framed_receive(op.context.comm(), run.headers[p].data(),
+                                            room ? run.buffer.data() + plan.parts[p].at : nullptr,
+                                            room ? plan.parts[p].bytes : 0, client, tag, requests);
+            } else {
+              const exchange::CompressStage::Outgoing& frame = run.outgoing[p];
+              exchange::post_framed_send(
+                  op.context.comm(), frame.header.data(), frame.payload.data(),
+                  static_cast<std::int64_t>(frame.payload.size()), client, tag, requests);
+            }
+          }
+          return;
         }
-      }
-      return;
-    }
-    std::vector<exchange::WindowMessage> messages;
-    for (std::size_t p = 0; p < plan.parts.size(); ++p) {
-      const WindowPlan::Part& part = plan.parts[p];
-      messages.push_back(
-          exchange::WindowMessage{op.plan->clients[part.client].rank, part.at,
-                                  op.request.writing ? part.bytes : run.before_end[p]});
-    }
-    exchange::post_window_messages(op.context.comm(), op.request.writing, run.buffer.data(),
-                                   messages, tag, requests);
-  });
+        std::vector<exchange::WindowMessage> messages;
+        for (std::size_t p = 0; p < plan.parts.size(); ++p) {
+          const WindowPlan::Part& part = plan.parts[p];
+          const std::int64_t bytes = op.request.writing ? part.bytes : run.before_end[p];
+          messages.push_back(exchange::WindowMessage{op.plan->clients[part.client].rank, part.at,
+                                                     room ? bytes : 0});
+        }
+        exchange::post_window_messages(op.context.comm(), op.request.writing, run.buffer.data(),
+                                       messages, tag, requests);
+      },
+      "exchange");
   op.executor->wait_for(std::move(requests), [&op, w, next = std::move(next)](
                                                  int code, std::span<const MPI_Status> statuses) {
     const WindowPlan& plan = op.plan->windows[w];
     WindowRun& run = op.window_runs[w];
     if (code != MPI_SUCCESS) {
-      op.fail(std::make_exception_ptr(MpiError("data exchange", code)));
+      op.fail(std::make_exception_ptr(MpiError("data exchange", code)), "exchange");
     } else if (op.framed && op.request.writing && statuses.size() == 2 * plan.parts.size()) {
-      // Each part's header, then its payload.
+      // Each part's header, then its payload (never empty for a part with
+      // data, unless its client failed).
       run.payload_bytes.assign(plan.parts.size(), 0);
       for (std::size_t p = 0; p < plan.parts.size(); ++p) {
         int received = 0;
         MPI_Get_count(&statuses[2 * p + 1], MPI_BYTE, &received);
         run.payload_bytes[p] = received;
+        if (received == 0 && plan.parts[p].bytes > 0) run.client_failed = true;
       }
-    } else if (op.framed && statuses.size() == 2 * plan.parts.size()) {
+    } else if (op.request.writing && statuses.size() == plan.parts.size()) {
+      for (std::size_t p = 0; p < plan.parts.size(); ++p) {
+        int received = 0;
+        MPI_Get_count(&statuses[p], MPI_BYTE, &received);
+        if (received < plan.parts[p].bytes) run.client_failed = true;
+      }
+    } else if (op.framed && !op.failure() && statuses.size() == 2 * plan.parts.size()) {
       const double posted = static_cast<double>(run.posted_ns) * 1e-9;
       const double completed = static_cast<double>(now_ns()) * 1e-9;
       for (std::size_t p = 0; p < plan.parts.size(); ++p) {
@@ -126,27 +155,30 @@ void window_exchange_stage(CollectiveOperation& op, std::size_t w, Next next) {
 // Writes with framed messages: each client's part in place in the window
 // buffer, decoded if it came compressed.
 void window_decompress_stage(CollectiveOperation& op, std::size_t w, Next next) {
-  if (!op.framed || !op.request.writing || op.failure()) {
+  WindowRun& run = op.window_runs[w];
+  enter_stage(op, "collective.decompress");
+  if (!op.framed || !op.request.writing || op.failure() || run.client_failed) {
     next();
     return;
   }
   const WindowPlan& plan = op.plan->windows[w];
-  WindowRun& run = op.window_runs[w];
   const std::int64_t begin = now_ns();
-  op.guarded([&] {
-    for (std::size_t p = 0; p < plan.parts.size(); ++p) {
-      const WindowPlan::Part& part = plan.parts[p];
-      const std::size_t got = op.compression->decode(
-          run.headers[p],
-          std::span(reinterpret_cast<std::byte*>(run.buffer.data() + part.at),
-                    static_cast<std::size_t>(part.bytes)),
-          static_cast<std::size_t>(run.payload_bytes[p]), run.scratch, run.compression);
-      if (static_cast<std::int64_t>(got) != part.bytes) {
-        throw exchange::MalformedMessage("a client's part of " + std::to_string(got) + " bytes, " +
-                                         std::to_string(part.bytes) + " expected");
-      }
-    }
-  });
+  op.guarded(
+      [&] {
+        for (std::size_t p = 0; p < plan.parts.size(); ++p) {
+          const WindowPlan::Part& part = plan.parts[p];
+          const std::size_t got = op.compression->decode(
+              run.headers[p],
+              std::span(reinterpret_cast<std::byte*>(run.buffer.data() + part.at),
+                        static_cast<std::size_t>(part.bytes)),
+              static_cast<std::size_t>(run.payload_bytes[p]), run.scratch, run.compression);
+          if (static_cast<std::int64_t>(got) != part.bytes) {
+            throw exchange::MalformedMessage("a client's part of " + std::to_string(got) +
+                                             " bytes, " + std::to_string(part.bytes) + " expected");
+          }
+        }
+      },
+      "decompress");
   op.recorder.record(Stage::decompress, begin, plan.window.index, "", plan.total);
   next();
 }
@@ -163,6 +195,7 @@ void finish_window_frames(CollectiveOperation& op, WindowRun& run) {
 
 // Writes: the window to the file (on the executor's I/O side).
 void window_write_stage(CollectiveOperation& op, std::size_t w, Next next) {
+  enter_stage(op, "collective.window_write");
   finish_window_frames(op, op.window_runs[w]);
   if (!op.request.writing) {
     op.window_runs[w].buffer.release();
