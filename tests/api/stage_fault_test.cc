@@ -306,3 +306,57 @@ TEST_CASE("Api.StageFault.EveryStageFailsEveryRankAlike") {
     file.close();
   }
 }
+
+// A stage that stalls on one rank (200 ms) delays the collective write on
+// every rank, with no false error and no rank giving up early, and the
+// bytes arrive.
+TEST_CASE("Api.StageFault.StalledStageDelaysEveryRank") {
+  if (world_size() < 2) {
+    flowio::testing::skip("a stall reaching other ranks needs at least 2 ranks");
+    return;
+  }
+  constexpr double kStallSeconds = 0.2;
+  const int last = world_size() - 1;
+  const InterleavedView view;
+  const Route route = routes().front();
+  const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, "stage_stall");
+  flowio::File file = flowio::File::open(
+      MPI_COMM_WORLD, path,
+      flowio::Mode::create | flowio::Mode::rdwr | flowio::Mode::delete_on_close, route.hints);
+  view.apply(file);
+  int salt = 100;
+  for (const char* stage : {"realms", "metadata", "exchange", "window_write", "agree"}) {
+    const std::string what =
+        std::string("iwrite_at_all, stage ") + stage + " stalls on rank " + std::to_string(last);
+    CAPTURE(what);
+    const flowio::testing::Operation running(what);
+    const std::vector<char> data = my_data(++salt);
+    Seen mine;
+    {
+      const FaultScope scope(std::string("on=collective.") + stage +
+                             ",rank=" + std::to_string(last) + ",fault=stall,ms=200");
+      mine = observe(last, stage, [&] {
+        flowio::Future<std::size_t> pending =
+            file.iwrite_at_all(0, data.data(), kBytesPerRank, MPI_CHAR);
+        flowio::testing::get_within(pending, kDeadline, what);
+      });
+    }
+    const std::vector<Seen> all = gather(mine);
+    if (world_rank() == 0) {
+      std::printf("flowio-outcome: %s %s | stage %s stalls 200 ms on rank %d | %s\n", route.name,
+                  "iwrite_at_all", stage, last, describe(all).c_str());
+      std::fflush(stdout);
+    }
+    for (const Seen& seen : all) {
+      CHECK_MESSAGE(seen.code == -1, describe(all));
+      CHECK(seen.seconds >= kStallSeconds);
+      CHECK(seen.seconds < kStallSeconds + kBoundSeconds);
+    }
+    std::vector<char> back(kBytesPerRank, '#');
+    flowio::Future<std::size_t> reading =
+        file.iread_at_all(0, back.data(), kBytesPerRank, MPI_CHAR);
+    flowio::testing::get_within(reading, kDeadline, what + ": read back");
+    CHECK(all_ranks(back == data));
+  }
+  file.close();
+}
