@@ -6,6 +6,7 @@
 #include "flowio/error.h"
 #include "runtime/clock.h"
 #include "runtime/collective_context.h"
+#include "runtime/core/injection_point.h"
 #include "runtime/executor.h"
 #include "runtime/graph_runner.h"
 #include "runtime/inline_graph_runner.h"
@@ -75,21 +76,29 @@ Future<std::size_t> CollectiveOperation::start(CollectiveContext& context,
   // redundant: it moved the same bytes (collective accesses of different
   // processes must not overlap), and aggregators touch the file only after
   // the gather.
-  if (run_inline && op.request.refused == 0 && may_go_direct(op.request, summary)) {
+  //
+  // A failure here (a test's injection point, an early access) is
+  // announced with the summary: every process then goes straight to the
+  // agreement.
+  op.guarded([] { core::injection_point("collective.offsets"); }, "offsets");
+  if (run_inline && op.request.refused == 0 && !op.failure() &&
+      may_go_direct(op.request, summary)) {
     sync::Lease own_bytes;  // atomic mode: the caller waits for it here
     if (op.request.atomic) {
-      op.guarded([&] {
-        own_bytes = op.request.atomic->lock_access(op.request.access, op.request.writing).get();
-      });
+      op.guarded(
+          [&] {
+            own_bytes = op.request.atomic->lock_access(op.request.access, op.request.writing).get();
+          },
+          "direct_lock");
     }
     if (!op.failure()) access_file_directly(op);
     if (op.request.writing && op.request.settings->durable && op.accessed_directly) {
-      op.guarded([&] { context.file().sync_data(); });
+      op.guarded([&] { context.file().sync_data(); }, "persist");
     }
     own_bytes.release();
     op.announcement.accessed_early = 1;
-    op.announcement.failed_early = op.failure() ? 1 : 0;
   }
+  op.announcement.failed_early = op.failure() ? 1 : 0;
   // Posted here, on the caller's thread, so that every process posts its
   // operations' gathers in the same order.
   check_mpi(
@@ -114,7 +123,10 @@ Future<std::size_t> CollectiveOperation::start(CollectiveContext& context,
 }
 
 void CollectiveOperation::gathered(int code) {
-  if (code != MPI_SUCCESS) fail(std::make_exception_ptr(MpiError("MPI_Iallgather", code)));
+  if (code != MPI_SUCCESS) {
+    fail(std::make_exception_ptr(MpiError("MPI_Iallgather", code)), "offsets");
+    failed_at_gather = true;
+  }
   summaries.clear();
   for (const Announcement& a : announcements) summaries.push_back(a.summary);
   // Every process sees the same announcements, so every one fails alike
@@ -124,15 +136,19 @@ void CollectiveOperation::gathered(int code) {
       const Announcement& a = announcements[rank];
       if (a.refused != 0) {
         fail(std::make_exception_ptr(
-            UsageError(static_cast<ErrorCode>(a.refused - 1),
-                       "process " + std::to_string(rank) +
-                           " passed bad arguments to this collective call")));
+                 UsageError(static_cast<ErrorCode>(a.refused - 1),
+                            "process " + std::to_string(rank) +
+                                " passed bad arguments to this collective call")),
+             "offsets");
+        failed_at_gather = true;
         break;
       }
       if (a.direction != announcements.front().direction) {
         fail(std::make_exception_ptr(
-            UsageError(ErrorCode::not_same,
-                       "processes made different collective calls: some read, some write")));
+                 UsageError(ErrorCode::not_same,
+                            "processes made different collective calls: some read, some write")),
+             "offsets");
+        failed_at_gather = true;
         break;
       }
     }
@@ -145,9 +161,16 @@ void CollectiveOperation::gathered(int code) {
                               [this] { runner->enqueue(PipelineKind::control, *this, 1); });
 }
 
-void CollectiveOperation::fail(std::exception_ptr failure) {
+void CollectiveOperation::fail(std::exception_ptr failure, const char* stage) {
   std::lock_guard lock(mutex_);
-  if (!failure_) failure_ = std::move(failure);
+  if (failure_) return;
+  failure_ = std::move(failure);
+  failed_stage_ = stage;
+}
+
+const char* CollectiveOperation::failed_stage() const {
+  std::lock_guard lock(mutex_);
+  return failed_stage_;
 }
 
 std::exception_ptr CollectiveOperation::failure() const {

@@ -24,8 +24,8 @@
 #include "exchange/compression_rule.h"
 #include "exchange/metadata_exchange.h"
 #include "flowio/future.h"
-#include "runtime/byte_buffer.h"
 #include "flowio/statistics.h"
+#include "runtime/byte_buffer.h"
 #include "runtime/collective_plan.h"
 #include "runtime/collective_request.h"
 #include "runtime/core/realm_policy.h"
@@ -72,6 +72,9 @@ struct ClientRun {
   std::int64_t payload_bytes = 0;
   std::vector<std::byte> scratch;
   CompressionStatistics compression;
+  // A write's message went empty: this process had failed (its aggregator
+  // then leaves the window unwritten).
+  bool sent_empty = false;
 };
 
 // A window in flight on its aggregator.
@@ -88,12 +91,18 @@ struct WindowRun {
   std::vector<std::int64_t> payload_bytes;
   std::vector<std::byte> scratch;
   CompressionStatistics compression;
+  // A write's part came empty: its client had failed, so the window is
+  // not written (the operation fails everywhere through the agreement).
+  bool client_failed = false;
 };
 
 // An Alltoallw round in flight.
 struct RoundRun {
   ByteBuffer client_data;  // this process's shares, one after another
   std::int64_t posted_ns = 0;
+  // Counts and displacements of nothing, one per process: the round of a
+  // process whose buffers could not be made.
+  std::vector<int> nothing;
 };
 
 class CollectiveOperation {
@@ -109,18 +118,22 @@ class CollectiveOperation {
   static Future<std::size_t> start(CollectiveContext& context, CollectiveRequest request,
                                    std::function<void()> on_done);
 
-  // A failure of this process's part; the first one is kept and reported
-  // at the agreement. Thread safe.
-  void fail(std::exception_ptr failure);
+  // A failure of this process's part, in `stage` (a name such as "pack",
+  // or null when no stage applies); the first one is kept and reported at
+  // the agreement with its stage. Thread safe.
+  void fail(std::exception_ptr failure, const char* stage = nullptr);
   std::exception_ptr failure() const;
-  // Runs `body`, keeping what it throws as the operation's failure, so that
-  // every process goes through the whole protocol and none waits forever.
+  // The stage of the first failure, or null.
+  const char* failed_stage() const;
+  // Runs `body`, keeping what it throws as the operation's failure (in
+  // `stage`), so that every process goes through the whole protocol and
+  // none waits forever.
   template <typename Body>
-  void guarded(Body&& body) {
+  void guarded(Body&& body, const char* stage = nullptr) {
     try {
       body();
     } catch (...) {
-      fail(std::current_exception());
+      fail(std::current_exception(), stage);
     }
   }
 
@@ -149,6 +162,10 @@ class CollectiveOperation {
   // Every process did its part before the gather and none failed: the
   // gather was the whole protocol.
   bool told_by_gather = false;
+  // The gather showed a failure every process sees alike (bad arguments,
+  // mismatched calls, the gather itself): no process takes part in a data
+  // phase.
+  bool failed_at_gather = false;
 
   // Realms and metadata: the plan, compiled here or kept from an earlier
   // call with the same accesses.
@@ -192,8 +209,9 @@ class CollectiveOperation {
   Promise<std::size_t> promise_;
   std::function<void()> on_done_;
   std::shared_ptr<CollectiveOperation> self_;  // alive until complete()
-  mutable std::mutex mutex_;                   // failure_, compression_statistics_
+  mutable std::mutex mutex_;                   // failure_, failed_stage_, compression_statistics_
   std::exception_ptr failure_;
+  const char* failed_stage_ = nullptr;
   CompressionStatistics compression_statistics_;
 };
 

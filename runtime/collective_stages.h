@@ -26,6 +26,11 @@
 // of throwing, so every process goes through every stage. The runners
 // (graph_runner.h) wire these pipelines, and nothing here knows which one
 // runs them.
+//
+// Each pipeline's stages are in a file of their own (control_stages,
+// client_stages, window_stages, round_stages, direct_stages,
+// agree_stages), what several share in stage_support and window_access;
+// this header and pipeline() are what the runners see.
 #pragma once
 
 #include <cstddef>

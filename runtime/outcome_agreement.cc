@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "flowio/error.h"
 #include "runtime/collective_error.h"
@@ -9,14 +10,16 @@
 namespace flowio::runtime {
 
 std::vector<MPI_Request> OutcomeAgreement::post(MPI_Comm comm, int tag, int rank, int ranks,
-                                                std::exception_ptr local_failure) {
+                                                std::exception_ptr local_failure,
+                                                const char* stage) {
   comm_ = comm;
   tag_ = tag;
   rank_ = rank;
   ranks_ = ranks;
   local_failure_ = std::move(local_failure);
   if (local_failure_) {
-    const FailureFacts facts = facts_of(local_failure_);
+    FailureFacts facts = facts_of(local_failure_);
+    if (stage != nullptr) facts.message = std::string("in stage ") + stage + ": " + facts.message;
     mine_.failed_rank = rank;
     mine_.code = facts.code;
     mine_.system_errno = facts.system_errno;
@@ -64,13 +67,23 @@ std::vector<MPI_Request> OutcomeAgreement::reply() {
 }
 
 std::exception_ptr OutcomeAgreement::outcome(const char* operation) const {
-  if (local_failure_) return local_failure_;
-  if (outcome_.failed_rank < 0) return nullptr;
+  if (local_failure_) {
+    try {
+      std::rethrow_exception(local_failure_);
+    } catch (const Error&) {
+      return local_failure_;
+    } catch (...) {
+      // Not one of ours (std::bad_alloc, ...): reported as the other
+      // processes report it, so that every process sees the same class.
+    }
+  }
+  const Verdict& verdict = local_failure_ ? mine_ : outcome_;
+  if (verdict.failed_rank < 0) return nullptr;
   FailureFacts facts{
-      outcome_.code, outcome_.system_errno, outcome_.mpi_code,
-      std::string(outcome_.message, strnlen(outcome_.message, sizeof outcome_.message))};
+      verdict.code, verdict.system_errno, verdict.mpi_code,
+      std::string(verdict.message, strnlen(verdict.message, sizeof verdict.message))};
   try {
-    throw_agreed_failure(facts, outcome_.failed_rank, operation);
+    throw_agreed_failure(facts, verdict.failed_rank, operation);
   } catch (...) {
     return std::current_exception();
   }

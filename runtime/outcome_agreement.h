@@ -23,16 +23,18 @@ class OutcomeAgreement {
  public:
   // Posts this process's first step: a non-root sends its verdict and
   // posts the receive of the outcome; the root posts the receives of
-  // every verdict.
+  // every verdict. `stage` names where `local_failure` happened (or is
+  // null); the other processes' errors name it.
   std::vector<MPI_Request> post(MPI_Comm comm, int tag, int rank, int ranks,
-                                std::exception_ptr local_failure);
+                                std::exception_ptr local_failure, const char* stage = nullptr);
   // On the root, once the verdicts have arrived: decides and sends the
   // outcome to every other process (the returned requests). Elsewhere:
   // nothing to do.
   std::vector<MPI_Request> reply();
   // Once every request has completed: null, or the exception this process
-  // must report (its own failure, or one of the same kind naming the rank
-  // that failed first).
+  // must report: its own failure (as it was when it is a flowio::Error, else
+  // as the others see it), or one of the same kind naming the rank that
+  // failed first and the stage.
   std::exception_ptr outcome(const char* operation) const;
 
  private:

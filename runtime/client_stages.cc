@@ -1,0 +1,240 @@
+#include "runtime/client_stages.h"
+
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "exchange/compress.h"
+#include "exchange/compress_stage.h"
+#include "exchange/point_to_point.h"
+#include "exchange/stream_pack.h"
+#include "flowio/error.h"
+#include "runtime/clock.h"
+#include "runtime/collective_context.h"
+#include "runtime/collective_operation.h"
+#include "runtime/converted_transfer.h"
+#include "runtime/executor.h"
+#include "runtime/stage_support.h"
+
+namespace flowio::runtime {
+namespace {
+
+// Staging (memory not contiguous) is the message's room, made by a
+// process that failed too; packing into it is the stage's work.
+void pack_stage(CollectiveOperation& op, std::size_t item, Next next) {
+  const ClientItemPlan& plan = op.plan->client_items[item];
+  ClientRun& run = op.client_runs[item];
+  enter_stage(op, "collective.pack");
+  if (op.request.memory.contiguous()) {
+    run.data = reinterpret_cast<char*>(op.request.memory.address_of(plan.from));
+  } else {
+    const std::int64_t begin = now_ns();
+    op.guarded([&] { run.staging.allocate(static_cast<std::size_t>(plan.bytes)); }, "pack");
+    run.data = run.staging.data();
+    if (op.request.writing && !op.failure()) {
+      op.guarded(
+          [&] {
+            exchange::pack_stream(op.request.memory, plan.from, plan.bytes, run.staging.data());
+          },
+          "pack");
+      op.recorder.record(Stage::pack, begin, plan.window, "", plan.bytes);
+    }
+  }
+  next();
+}
+
+// Writes with framed messages: the message as a frame, compressed or raw
+// as the rule decides (exchange/compress_stage.h).
+void client_compress_stage(CollectiveOperation& op, std::size_t item, Next next) {
+  ClientRun& run = op.client_runs[item];
+  enter_stage(op, "collective.compress");
+  if (!op.framed || !op.request.writing || run.data == nullptr) {
+    next();
+    return;
+  }
+  const ClientItemPlan& plan = op.plan->client_items[item];
+  const std::span<const std::byte> message(reinterpret_cast<const std::byte*>(run.data),
+                                           static_cast<std::size_t>(plan.bytes));
+  // Sent raw if compressing fails: the aggregator waits for the message,
+  // and the failure reaches every process through the agreement.
+  run.outgoing = exchange::CompressStage::Outgoing{exchange::raw_frame_header(message.size()),
+                                                   message, false, message.size()};
+  if (op.failure()) {
+    next();
+    return;
+  }
+  const std::int64_t begin = now_ns();
+  op.guarded(
+      [&] {
+        run.outgoing = op.compression->encode(plan.peer, message, run.spare, op.messages_sent,
+                                              run.compression);
+      },
+      "compress");
+  op.recorder.record(Stage::compress, begin, plan.window, "", plan.bytes);
+  next();
+}
+
+// The client pipeline in a data representation other than native: convert
+// (instead of pack) writes the item's bytes in the file's representation
+// into a buffer of its own; convert back (instead of unpack) stores what a
+// read received into memory, converted.
+void convert_stage(CollectiveOperation& op, std::size_t item, Next next) {
+  const ClientItemPlan& plan = op.plan->client_items[item];
+  ClientRun& run = op.client_runs[item];
+  enter_stage(op, "collective.convert");
+  const std::int64_t begin = now_ns();
+  op.guarded(
+      [&] {
+        run.converted =
+            std::make_unique_for_overwrite<char[]>(static_cast<std::size_t>(plan.bytes));
+      },
+      "convert");
+  if (op.request.writing && !op.failure()) {
+    op.guarded([&] { op.request.conversion->pack(plan.from, plan.bytes, run.converted.get()); },
+               "convert");
+  }
+  run.data = run.converted.get();
+  if (op.request.writing) op.recorder.record(Stage::pack, begin, plan.window, "", plan.bytes);
+  next();
+}
+
+void convert_back_stage(CollectiveOperation& op, std::size_t item, Next next) {
+  ClientRun& run = op.client_runs[item];
+  enter_stage(op, "collective.convert_back");
+  if (!op.request.writing && run.converted && !op.failure()) {
+    const ClientItemPlan& plan = op.plan->client_items[item];
+    const std::int64_t begin = now_ns();
+    op.guarded([&] { op.request.conversion->unpack(plan.from, run.received, run.converted.get()); },
+               "convert_back");
+    op.recorder.record(Stage::unpack, begin, plan.window, "", run.received);
+  }
+  run.converted.reset();
+  next();
+}
+
+// Posted whatever happened before: a process that failed sends an empty
+// message (its aggregator leaves the window unwritten) and receives what
+// its aggregator sends (into nothing when it has no room for it: MPI
+// then reports a truncation here, on the process that failed anyway).
+void client_exchange_stage(CollectiveOperation& op, std::size_t item, Next next) {
+  const ClientItemPlan& plan = op.plan->client_items[item];
+  ClientRun& run = op.client_runs[item];
+  enter_stage(op, "collective.exchange");
+  run.posted_ns = now_ns();
+  std::vector<MPI_Request> requests;
+  op.guarded(
+      [&] {
+        const int tag = data_tag(op, plan.window);
+        const std::int64_t room = run.data == nullptr ? 0 : plan.bytes;
+        run.sent_empty = op.request.writing && (op.failure() || run.data == nullptr);
+        if (run.sent_empty && op.framed) {
+          run.outgoing =
+              exchange::CompressStage::Outgoing{exchange::raw_frame_header(0), {}, false, 0};
+        }
+        if (!op.framed) {
+          requests.push_back(exchange::post_client_message(op.context.comm(), op.request.writing,
+                                                           run.data, run.sent_empty ? 0 : room,
+                                                           plan.peer, tag));
+        } else if (op.request.writing) {
+          exchange::post_framed_send(
+              op.context.comm(), run.outgoing.header.data(), run.outgoing.payload.data(),
+              static_cast<std::int64_t>(run.outgoing.payload.size()), plan.peer, tag, requests);
+        } else {
+          exchange::post_framed_receive(op.context.comm(), run.header.data(), run.data, room,
+                                        plan.peer, tag, requests);
+        }
+      },
+      "exchange");
+  op.executor->wait_for(std::move(requests), [&op, item, next = std::move(next)](
+                                                 int code, std::span<const MPI_Status> statuses) {
+    const ClientItemPlan& plan = op.plan->client_items[item];
+    ClientRun& run = op.client_runs[item];
+    // A read's message stops at end of file: count what came (of a frame,
+    // its payload, the second message; its length is known once decoded,
+    // client_decompress_stage).
+    if (!op.request.writing && code == MPI_SUCCESS && !statuses.empty()) {
+      int received = 0;
+      MPI_Get_count(&statuses.back(), MPI_BYTE, &received);
+      (op.framed ? run.payload_bytes : run.received) = received;
+    }
+    if (op.framed && op.request.writing && code == MPI_SUCCESS && !run.sent_empty) {
+      op.compression->record_send(plan.peer, run.outgoing,
+                                  static_cast<double>(run.posted_ns) * 1e-9,
+                                  static_cast<double>(now_ns()) * 1e-9);
+    }
+    if (code != MPI_SUCCESS) {
+      op.fail(std::make_exception_ptr(MpiError("data exchange", code)), "exchange");
+    }
+    op.recorder.record(Stage::exchange, run.posted_ns, plan.window, " client", plan.bytes, 1);
+    next();
+  });
+}
+
+// Reads with framed messages: the message in place, decoded if it came
+// compressed.
+void client_decompress_stage(CollectiveOperation& op, std::size_t item, Next next) {
+  ClientRun& run = op.client_runs[item];
+  enter_stage(op, "collective.decompress");
+  if (!op.framed || op.request.writing || run.data == nullptr || op.failure()) {
+    next();
+    return;
+  }
+  const ClientItemPlan& plan = op.plan->client_items[item];
+  const std::int64_t begin = now_ns();
+  run.received = 0;
+  op.guarded(
+      [&] {
+        run.received = static_cast<std::int64_t>(op.compression->decode(
+            run.header,
+            std::span(reinterpret_cast<std::byte*>(run.data), static_cast<std::size_t>(plan.bytes)),
+            static_cast<std::size_t>(run.payload_bytes), run.scratch, run.compression));
+      },
+      "decompress");
+  op.recorder.record(Stage::decompress, begin, plan.window, "", run.received);
+  next();
+}
+
+void unpack_stage(CollectiveOperation& op, std::size_t item, Next next) {
+  ClientRun& run = op.client_runs[item];
+  enter_stage(op, "collective.unpack");
+  if (op.framed) {
+    op.add_compression(run.compression);
+    std::vector<std::byte>().swap(run.spare);
+    std::vector<std::byte>().swap(run.scratch);
+  }
+  if (!op.request.writing && !run.staging.empty() && !op.failure()) {
+    const ClientItemPlan& plan = op.plan->client_items[item];
+    const std::int64_t begin = now_ns();
+    op.guarded(
+        [&] {
+          exchange::unpack_stream(op.request.memory, plan.from, run.received, run.staging.data());
+        },
+        "unpack");
+    op.recorder.record(Stage::unpack, begin, plan.window, "", run.received);
+  }
+  run.staging.release();
+  next();
+}
+
+}  // namespace
+
+const Pipeline& client_pipeline() {
+  static const Pipeline kClient{"client",
+                                {pack_stage, client_compress_stage, client_exchange_stage,
+                                 client_decompress_stage, unpack_stage},
+                                false,
+                                leave_item};
+  return kClient;
+}
+
+const Pipeline& client_converted_pipeline() {
+  static const Pipeline kClientConverted{
+      "client",
+      {convert_stage, client_compress_stage, client_exchange_stage, client_decompress_stage,
+       convert_back_stage},
+      false,
+      leave_item};
+  return kClientConverted;
+}
+
+}  // namespace flowio::runtime

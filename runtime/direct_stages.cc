@@ -1,0 +1,125 @@
+#include "runtime/direct_stages.h"
+
+#include <algorithm>
+#include <memory>
+#include <span>
+
+#include "exchange/stream_pack.h"
+#include "io/view_transfer.h"
+#include "runtime/clock.h"
+#include "runtime/collective_context.h"
+#include "runtime/collective_operation.h"
+#include "runtime/converted_transfer.h"
+#include "runtime/executor.h"
+#include "runtime/graph_runner.h"
+#include "runtime/stage_support.h"
+
+namespace flowio::runtime {
+namespace {
+
+// Atomic mode: a direct access locks this process's own bytes, and lets
+// go before the agreement (another process's direct access may wait for
+// them).
+void direct_lock_stage(CollectiveOperation& op, std::size_t, Next next) {
+  enter_stage(op, "collective.direct_lock");
+  if (op.request.atomic && !op.failure()) {
+    op.guarded(
+        [&] {
+          op.atomic_pending = op.request.atomic->lock_access(op.request.access, op.request.writing);
+        },
+        "direct_lock");
+  }
+  after_atomic_lease(op, std::move(next));
+}
+
+void direct_io_stage(CollectiveOperation& op, std::size_t, Next next) {
+  op.executor->run_io([&op, next = std::move(next)] {
+    enter_stage(op, "collective.direct_io");
+    if (!op.failure()) access_file_directly(op);
+    op.atomic_lease.release();
+    next();
+  });
+}
+
+void leave_direct(CollectiveOperation& op) { op.runner->enqueue(PipelineKind::agree, op, 1); }
+
+}  // namespace
+
+const Pipeline& direct_pipeline() {
+  static const Pipeline kDirect{
+      "direct", {direct_lock_stage, direct_io_stage}, false, leave_direct};
+  return kDirect;
+}
+
+void access_file_directly(CollectiveOperation& op) {
+  op.guarded(
+      [&] {
+        const core::Access& access = op.request.access;
+        if (access.empty()) return;
+        const std::int64_t begin = now_ns();
+        const core::MemoryLayout& memory = op.request.memory;
+        const core::FileView& view = *access.view();
+        io::StorageBackend& backend = op.context.backend();
+        const int fd = op.context.file().get();
+        const bool writing = op.request.writing;
+        std::int64_t moved = 0;
+        if (op.request.conversion) {
+          // Data representation hook: converted in cache-sized chunks.
+          moved = writing ? write_converted(backend, fd, view, access.stream_begin(),
+                                            *op.request.conversion, kConversionChunkBytes)
+                          : read_converted(backend, fd, view, access.stream_begin(),
+                                           *op.request.conversion, kConversionChunkBytes);
+        } else if (memory.contiguous() &&
+                   access.file_end() - access.file_begin() == access.bytes()) {
+          // One piece in the file and in memory (the common small call): one
+          // request, without walking the view.
+          iovec buffer{reinterpret_cast<void*>(memory.address_of(0)),
+                       static_cast<std::size_t>(access.bytes())};
+          const io::IoRequest request{access.file_begin(), std::span<const iovec>(&buffer, 1),
+                                      buffer.iov_len};
+          if (writing) {
+            backend.write(fd, std::span<const io::IoRequest>(&request, 1));
+            moved = access.bytes();
+          } else {
+            std::size_t got = 0;
+            backend.read(fd, std::span<const io::IoRequest>(&request, 1),
+                         std::span<std::size_t>(&got, 1));
+            moved = static_cast<std::int64_t>(got);
+          }
+        } else if (memory.contiguous()) {
+          moved = writing ? io::write_to_view(backend, fd, view, access.stream_begin(), memory)
+                          : io::read_from_view(backend, fd, view, access.stream_begin(), memory);
+        } else {
+          // Small memory pieces make slow iovecs: stage through a buffer of at
+          // most one window, packed or unpacked by memcpy.
+          const std::int64_t chunk =
+              std::min(access.bytes(), op.request.settings->realms.window_bytes);
+          // Not value-initialized: every byte is packed or read before use.
+          const auto staging =
+              std::make_unique_for_overwrite<char[]>(static_cast<std::size_t>(chunk));
+          const core::FlatType bytes_type(core::make_run(1), 0, 1);
+          for (std::int64_t from = 0; from < access.bytes(); from += chunk) {
+            const std::int64_t length = std::min(chunk, access.bytes() - from);
+            const core::MemoryLayout staged{&bytes_type, length,
+                                            reinterpret_cast<std::int64_t>(staging.get())};
+            if (writing) {
+              exchange::pack_stream(memory, from, length, staging.get());
+              moved += io::write_to_view(backend, fd, view, access.stream_begin() + from, staged);
+            } else {
+              const std::int64_t got =
+                  io::read_from_view(backend, fd, view, access.stream_begin() + from, staged);
+              exchange::unpack_stream(memory, from, got, staging.get());
+              moved += got;
+              if (got < length) break;  // end of file
+            }
+          }
+        }
+        op.recorder.record(Stage::io, begin, -1, "", moved);
+        op.recorder.add_method(Method::direct);
+        if (!writing) op.bytes_read_directly = moved;
+        op.accessed_directly = true;
+      },
+      "direct_io");
+}
+
+}  // namespace flowio::runtime

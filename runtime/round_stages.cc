@@ -1,0 +1,129 @@
+#include "runtime/round_stages.h"
+
+#include <algorithm>
+#include <vector>
+
+#include "exchange/alltoallw.h"
+#include "flowio/error.h"
+#include "runtime/clock.h"
+#include "runtime/collective_context.h"
+#include "runtime/collective_operation.h"
+#include "runtime/executor.h"
+#include "runtime/stage_support.h"
+#include "runtime/window_access.h"
+
+namespace flowio::runtime {
+namespace {
+
+// The round's buffers, made by a process that failed too (Alltoallw is
+// collective: every process posts every round), then its own work: a
+// write packs this process's shares, a read reads its window.
+void round_prepare_stage(CollectiveOperation& op, std::size_t r, Next next) {
+  const RoundPlan& plan = op.plan->rounds[r];
+  RoundRun& run = op.round_runs[r];
+  enter_stage(op, "collective.round_prepare");
+  op.guarded(
+      [&] {
+        run.client_data.allocate(static_cast<std::size_t>(plan.share_bytes));
+        if (plan.window) {
+          op.window_runs[*plan.window].buffer.allocate(
+              static_cast<std::size_t>(op.plan->windows[*plan.window].total));
+        }
+      },
+      "round_prepare");
+  if (plan.window && !op.request.writing) read_window(op, *plan.window);
+  if (op.request.writing && !op.failure()) {
+    const std::int64_t begin = now_ns();
+    op.guarded(
+        [&] {
+          std::int64_t at = 0;
+          for (const RoundPlan::Share& share : plan.shares) {
+            pack_for_file(op, share.from, share.bytes, run.client_data.data() + at);
+            at += share.bytes;
+          }
+        },
+        "round_prepare");
+    op.recorder.record(Stage::pack, begin, static_cast<std::int64_t>(r), "", plan.share_bytes);
+  }
+  next();
+}
+
+// Posted by every process, failed or not. A write of a process that
+// failed sends zeros (never bytes it did not pack or read): its partners
+// cannot tell them from data, and the operation fails everywhere through
+// the agreement. A buffer that could not be made takes part with nothing:
+// the truncation MPI reports is this process's, failed anyway.
+void round_exchange_stage(CollectiveOperation& op, std::size_t r, Next next) {
+  const RoundPlan& plan = op.plan->rounds[r];
+  RoundRun& run = op.round_runs[r];
+  enter_stage(op, "collective.round_exchange");
+  run.posted_ns = now_ns();
+  std::vector<MPI_Request> requests;
+  op.guarded(
+      [&] {
+        char* client_data = run.client_data.data();
+        char* window_data = plan.window ? op.window_runs[*plan.window].buffer.data() : nullptr;
+        if (op.failure() && op.request.writing && client_data != nullptr) {
+          std::fill_n(client_data, run.client_data.size(), 0);
+        }
+        if (op.failure() && !op.request.writing && window_data != nullptr) {
+          std::fill_n(window_data, op.window_runs[*plan.window].buffer.size(), 0);
+        }
+        const bool client_room = client_data != nullptr;
+        const bool window_room = !plan.window || window_data != nullptr;
+        if (!client_room || !window_room) run.nothing.assign(plan.client_counts.size(), 0);
+        const exchange::RoundLayout layout{client_room ? plan.client_counts : run.nothing,
+                                           client_room ? plan.client_displacements : run.nothing,
+                                           window_room ? plan.window_counts : run.nothing,
+                                           window_room ? plan.window_displacements : run.nothing};
+        requests.push_back(exchange::post_round(op.context.comm(), op.request.writing, client_data,
+                                                window_data, layout, op.context.byte_types()));
+      },
+      "round_exchange");
+  op.executor->wait_for(
+      std::move(requests), [&op, r, next = std::move(next)](int code, std::span<const MPI_Status>) {
+        if (code != MPI_SUCCESS) {
+          op.fail(std::make_exception_ptr(MpiError("MPI_Ialltoallw", code)), "round_exchange");
+        }
+        op.recorder.record(Stage::exchange, op.round_runs[r].posted_ns,
+                           static_cast<std::int64_t>(r), " alltoallw");
+        next();
+      });
+}
+
+void round_finish_stage(CollectiveOperation& op, std::size_t r, Next next) {
+  const RoundPlan& plan = op.plan->rounds[r];
+  RoundRun& run = op.round_runs[r];
+  enter_stage(op, "collective.round_finish");
+  if (plan.window && op.request.writing) write_window(op, *plan.window);
+  if (!op.request.writing && !op.failure()) {
+    const std::int64_t begin = now_ns();
+    std::int64_t at = 0;
+    op.guarded(
+        [&] {
+          // What lies past end of file is not unpacked: the memory there
+          // stays as it was, as after an independent read.
+          const std::int64_t valid = op.request.access.bytes_before(op.context.file().size());
+          for (const RoundPlan::Share& share : plan.shares) {
+            const std::int64_t bytes = std::clamp<std::int64_t>(valid - share.from, 0, share.bytes);
+            unpack_from_file(op, share.from, bytes, run.client_data.data() + at);
+            at += share.bytes;
+          }
+        },
+        "round_finish");
+    op.recorder.record(Stage::unpack, begin, static_cast<std::int64_t>(r), "", at);
+  }
+  if (plan.window) op.window_runs[*plan.window].buffer.release();
+  run.client_data.release();
+  next();
+}
+
+}  // namespace
+
+const Pipeline& round_pipeline() {
+  static const Pipeline kRound{
+      "round", {round_prepare_stage, round_exchange_stage, round_finish_stage}, true, leave_item};
+  return kRound;
+}
+
+}  // namespace flowio::runtime

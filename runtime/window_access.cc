@@ -1,0 +1,117 @@
+#include "runtime/window_access.h"
+
+#include <algorithm>
+#include <span>
+#include <vector>
+
+#include "io/window_io.h"
+#include "runtime/clock.h"
+#include "runtime/collective_context.h"
+#include "runtime/collective_operation.h"
+
+namespace flowio::runtime {
+namespace {
+
+// The window's pieces with their memory in `buffer`, in a list kept by the
+// calling thread (it only grows: a window's list is rebuilt for every run,
+// since the buffer is new each time).
+std::span<const io::WindowPiece> window_pieces(const WindowPlan& plan, const ByteBuffer& buffer) {
+  thread_local std::vector<io::WindowPiece> pieces;
+  if (pieces.size() < plan.pieces.size()) pieces.resize(plan.pieces.size());
+  char* const base = buffer.data();
+  for (std::size_t i = 0; i < plan.pieces.size(); ++i) {
+    const WindowPiecePlan& piece = plan.pieces[i];
+    pieces[i] = io::WindowPiece{piece.offset, piece.length, base + piece.at};
+  }
+  return {pieces.data(), plan.pieces.size()};
+}
+
+void record_window_io(CollectiveOperation& op, const WindowPlan& plan, std::int64_t begin,
+                      const io::WindowIoResult& result) {
+  switch (result.method) {
+    case io::WindowMethod::none:
+      break;
+    case io::WindowMethod::contiguous:
+      op.recorder.add_method(Method::contiguous);
+      break;
+    case io::WindowMethod::sieve:
+      op.recorder.add_method(Method::sieve);
+      break;
+    case io::WindowMethod::mapped:
+      op.recorder.add_method(Method::mapped);
+      break;
+    case io::WindowMethod::vectored:
+      op.recorder.add_method(Method::vectored);
+      break;
+  }
+  op.recorder.record(Stage::io, begin, plan.window.index, "", result.file_bytes, 0,
+                     result.requests);
+}
+
+// Sieving and staging go through a buffer kept by each thread that does
+// window I/O (the I/O thread, the callers), which only grows: allocating
+// and zero-filling one per window would cost as much as the copies.
+std::vector<char>& thread_staging() {
+  thread_local std::vector<char> staging;
+  return staging;
+}
+
+}  // namespace
+
+void write_window(CollectiveOperation& op, std::size_t w) {
+  const WindowPlan& plan = op.plan->windows[w];
+  WindowRun& run = op.window_runs[w];
+  const std::int64_t begin = now_ns();
+  io::WindowIoResult result;
+  // The operation fails anyway when this process or a client of the
+  // window failed: the file keeps what it had there.
+  if (op.failure() || run.client_failed || run.buffer.data() == nullptr) return;
+  op.guarded(
+      [&] {
+        result = io::write_window(op.context.backend(), op.context.file().get(),
+                                  window_pieces(plan, run.buffer), op.request.settings->window_io,
+                                  thread_staging(),
+                                  // Atomic mode's lease covers every window.
+                                  op.request.atomic ? nullptr : &op.context.sieve_lock());
+      },
+      "window_write");
+  record_window_io(op, plan, begin, result);
+}
+
+void read_window(CollectiveOperation& op, std::size_t w) {
+  const WindowPlan& plan = op.plan->windows[w];
+  WindowRun& run = op.window_runs[w];
+  const std::int64_t begin = now_ns();
+  io::WindowIoResult result;
+  run.before_end.clear();
+  // An aggregator that failed reads nothing and sends its clients empty
+  // parts.
+  if (op.failure() || run.buffer.data() == nullptr) {
+    run.before_end.assign(plan.parts.size(), 0);
+    return;
+  }
+  for (const WindowPlan::Part& part : plan.parts) run.before_end.push_back(part.bytes);
+  op.guarded(
+      [&] {
+        result = io::read_window(op.context.backend(), op.context.file().get(),
+                                 window_pieces(plan, run.buffer), op.request.settings->window_io,
+                                 thread_staging());
+        // Each client's part is in file order: what lies past end of file is
+        // its tail, which is not sent, so that the client's memory there is
+        // left as it was (as an independent read leaves it).
+        if (result.bytes_read < plan.total) {
+          const std::int64_t end = std::min(plan.window.end, result.data_end);
+          for (std::size_t p = 0; p < plan.parts.size(); ++p) {
+            const core::Access& access = op.plan->clients[plan.parts[p].client].access;
+            run.before_end[p] = std::clamp<std::int64_t>(
+                access.bytes_before(end) - access.bytes_before(plan.window.begin), 0,
+                plan.parts[p].bytes);
+          }
+        }
+      },
+      "window_read");
+  if (op.failure()) run.before_end.assign(plan.parts.size(), 0);
+  record_window_io(op, plan, begin, result);
+}
+
+}  // namespace flowio::runtime
