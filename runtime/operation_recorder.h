@@ -11,6 +11,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 
 #include "flowio/statistics.h"
 #include "runtime/core/realm_policy.h"
@@ -44,22 +45,39 @@ struct StageSums {
 };
 
 // One completed operation, as File::statistics() reports it.
+//
+// A file keeps the last 1024 of these, in memory that each new record
+// touches for the first time (or first since 1024 operations ago), so a
+// record is small: the header, the stages that did something (a small
+// call uses two or three) in place, any others and the compression
+// statistics (when there were any) apart.
 struct OperationRecord {
+  struct StageEntry {
+    Stage stage = Stage::offsets;
+    StageSums sums;
+  };
+  static constexpr std::size_t kStagesInPlace = 3;
+
   std::uint64_t sequence = 0;
-  bool writing = false;
   std::int64_t bytes = 0;
   std::int64_t nanoseconds = 0;
-  int aggregators = 0;
-  bool aggregator = false;
   std::int64_t iterations = 0;
+  int aggregators = 0;
+  unsigned methods = 0;  // bit i: Method i was used
   core::RealmPolicy realm_policy = core::RealmPolicy::even;
+  bool writing = false;
+  bool aggregator = false;
   bool alltoallw = false;
   bool read_access = true;
   bool plan_reused = false;
-  CompressionStatistics compression;
-  unsigned methods = 0;  // bit i: Method i was used
-  std::array<StageSums, static_cast<std::size_t>(Stage::count)> stages{};
+  // Stages with a nonzero sum, in stage order: the first kStagesInPlace
+  // in `stages`, the rest in `more_stages`.
+  std::size_t stage_count = 0;
+  std::array<StageEntry, kStagesInPlace> stages{};
+  std::unique_ptr<StageEntry[]> more_stages;
+  std::unique_ptr<CompressionStatistics> compression;  // none: all zero, no mode
 
+  void add_stage(Stage stage, const StageSums& sums);
   OperationStatistics statistics() const;
 };
 

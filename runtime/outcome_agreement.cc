@@ -15,6 +15,8 @@ std::vector<MPI_Request> OutcomeAgreement::post(MPI_Comm comm, int tag, int rank
   rank_ = rank;
   ranks_ = ranks;
   local_failure_ = std::move(local_failure);
+  mine_ = Verdict{};
+  outcome_ = Verdict{};
   if (local_failure_) {
     const FailureFacts facts = facts_of(local_failure_);
     mine_.failed_rank = rank;

@@ -37,13 +37,15 @@ class OutcomeAgreement {
 
  private:
   // What travels: the lowest failing rank (or -1) and its failure, the
-  // message cut to fit.
+  // message cut to fit. The message is zeroed by post(), not at
+  // construction: most operations never agree (their gather told them
+  // all), and they should not pay for clearing it.
   struct Verdict {
     int failed_rank = -1;
     int code = 0;
     int system_errno = 0;
     int mpi_code = 0;
-    char message[496] = {};
+    char message[496];
   };
 
   MPI_Comm comm_ = MPI_COMM_NULL;
