@@ -98,7 +98,12 @@ std::shared_ptr<CollectiveOperation> CollectiveOperation::begin(CollectiveContex
   op.gather_requests_ =
       op.exchange.post(op.announcements, context.rank(), context.comm(),
                        message_tag(MessageKind::announcement, op.sequence), context.gather_comm());
-  op.recorder.record(Stage::offsets, op.started_ns);
+  // Alone, with its part accessed early, nothing happened since that
+  // access ended: its end is the offsets stage's.
+  const bool nothing_since = op.gather_requests_.empty() && op.accessed_directly &&
+                             !(op.request.writing && op.request.settings->durable);
+  op.recorder.record_until(Stage::offsets, op.started_ns,
+                           nothing_since ? op.recorder.last_end_ns() : now_ns());
   return operation;
 }
 

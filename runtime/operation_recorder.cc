@@ -22,7 +22,13 @@ const char* method_name(Method method) {
 void OperationRecorder::record(Stage stage, std::int64_t begin_ns, std::int64_t index,
                                const char* role, std::int64_t bytes, std::int64_t messages,
                                std::int64_t requests) {
-  const std::int64_t end_ns = now_ns();
+  record_until(stage, begin_ns, now_ns(), index, role, bytes, messages, requests);
+}
+
+void OperationRecorder::record_until(Stage stage, std::int64_t begin_ns, std::int64_t end_ns,
+                                     std::int64_t index, const char* role, std::int64_t bytes,
+                                     std::int64_t messages, std::int64_t requests) {
+  last_end_ns_.store(end_ns, std::memory_order_relaxed);
   // Relaxed: the sums are read only after the operation completes, which
   // orders them (every stage happens before the agreement that precedes
   // completion, through the graph's edges).
