@@ -46,7 +46,10 @@ struct Announcement {
 class AnnouncementExchange {
  public:
   static constexpr int kMostPointToPointRanks = 8;
-  static constexpr std::size_t kMostRequests = 2 * (kMostPointToPointRanks - 1);
+  // Room for the point-to-point form's requests, or the allgather's one.
+  static constexpr std::size_t kMostRequests = kMostPointToPointRanks > 1
+                                                   ? 2 * (kMostPointToPointRanks - 1)
+                                                   : 1;
 
   // Posts the exchange of `all[rank]` (this process's, filled in by the
   // caller) into the other slots of `all` (one per process). Point-to-point
