@@ -396,10 +396,18 @@ struct File::Impl {
   // Takes this process's part in a collective call whose arguments it
   // refused (File::refuse_collective).
   void refuse_collective(bool writing, ErrorCode code, bool blocking);
-  // Reads or writes as a collective operation.
+  // The request of a collective read or write. Bad arguments throw, after
+  // this process has taken its part in the call without data.
+  runtime::CollectiveRequest collective_request(bool writing, MPI_Offset offset, const void* buffer,
+                                                MPI_Count count, MPI_Datatype datatype,
+                                                bool advance_pointer, bool blocking);
+  // Reads or writes as a collective operation: start_ returns its future,
+  // run_ (the blocking forms) waits and returns what it moved.
   Future<std::size_t> start_collective(bool writing, MPI_Offset offset, const void* buffer,
                                        MPI_Count count, MPI_Datatype datatype,
-                                       bool advance_pointer = false, bool blocking = false);
+                                       bool advance_pointer = false);
+  std::size_t run_collective(bool writing, MPI_Offset offset, const void* buffer, MPI_Count count,
+                             MPI_Datatype datatype, bool advance_pointer = false);
   // A collective read through a view whose pieces overlap (read-only files
   // only): two-phase I/O needs each process's stream in file order, so this
   // process reads its data independently and takes part in the collective
@@ -757,14 +765,10 @@ Future<std::size_t> File::Impl::start_transfer(bool writing, MPI_Offset offset, 
   return future;
 }
 
-Future<std::size_t> File::Impl::start_collective(bool writing, MPI_Offset offset,
-                                                 const void* buffer, MPI_Count count,
-                                                 MPI_Datatype datatype, bool advance_pointer,
-                                                 bool blocking) {
-  if (!writing && view->overlaps()) {
-    return read_overlapping_view(offset, const_cast<void*>(buffer), count, datatype,
-                                 advance_pointer, blocking);
-  }
+runtime::CollectiveRequest File::Impl::collective_request(bool writing, MPI_Offset offset,
+                                                          const void* buffer, MPI_Count count,
+                                                          MPI_Datatype datatype,
+                                                          bool advance_pointer, bool blocking) {
   runtime::CollectiveRequest request;
   request.blocking = blocking;
   request.settings = collective_settings(writing);
@@ -784,7 +788,42 @@ Future<std::size_t> File::Impl::start_collective(bool writing, MPI_Offset offset
     std::rethrow_exception(refusal);
   }
   request.atomic = atomic;
-  return start_request(std::move(request));
+  return request;
+}
+
+Future<std::size_t> File::Impl::start_collective(bool writing, MPI_Offset offset,
+                                                 const void* buffer, MPI_Count count,
+                                                 MPI_Datatype datatype, bool advance_pointer) {
+  if (!writing && view->overlaps()) {
+    return read_overlapping_view(offset, const_cast<void*>(buffer), count, datatype,
+                                 advance_pointer, false);
+  }
+  return start_request(
+      collective_request(writing, offset, buffer, count, datatype, advance_pointer, false));
+}
+
+std::size_t File::Impl::run_collective(bool writing, MPI_Offset offset, const void* buffer,
+                                       MPI_Count count, MPI_Datatype datatype,
+                                       bool advance_pointer) {
+  if (!writing && view->overlaps()) {
+    return read_overlapping_view(offset, const_cast<void*>(buffer), count, datatype,
+                                 advance_pointer, true)
+        .get();
+  }
+  runtime::CollectiveRequest request =
+      collective_request(writing, offset, buffer, count, datatype, advance_pointer, true);
+  begin_operation();
+  std::exception_ptr failure;
+  std::size_t moved = 0;
+  try {
+    moved = runtime::run_collective(
+        collective_context(), std::move(request), [this] { end_operation(); }, failure);
+  } catch (...) {
+    end_operation();
+    throw;
+  }
+  if (failure) std::rethrow_exception(failure);
+  return moved;
 }
 
 Future<std::size_t> File::Impl::start_request(runtime::CollectiveRequest request) {
@@ -878,22 +917,22 @@ Future<std::size_t> File::iread_all(void* buffer, MPI_Count count, MPI_Datatype 
 // may do the work on this thread.
 std::size_t File::write_at_all(MPI_Offset offset, const void* buffer, MPI_Count count,
                                MPI_Datatype datatype) {
-  return impl().start_collective(true, offset, buffer, count, datatype, false, true).get();
+  return impl().run_collective(true, offset, buffer, count, datatype);
 }
 
 std::size_t File::read_at_all(MPI_Offset offset, void* buffer, MPI_Count count,
                               MPI_Datatype datatype) {
-  return impl().start_collective(false, offset, buffer, count, datatype, false, true).get();
+  return impl().run_collective(false, offset, buffer, count, datatype);
 }
 
 std::size_t File::write_all(const void* buffer, MPI_Count count, MPI_Datatype datatype) {
   Impl& file = impl();
-  return file.start_collective(true, file.pointer, buffer, count, datatype, true, true).get();
+  return file.run_collective(true, file.pointer, buffer, count, datatype, true);
 }
 
 std::size_t File::read_all(void* buffer, MPI_Count count, MPI_Datatype datatype) {
   Impl& file = impl();
-  return file.start_collective(false, file.pointer, buffer, count, datatype, true, true).get();
+  return file.run_collective(false, file.pointer, buffer, count, datatype, true);
 }
 
 std::vector<OperationStatistics> File::statistics() const {

@@ -29,4 +29,15 @@ void CallOrderGate::arrive(std::uint64_t sequence, std::function<void()> pass) {
   passing_ = false;
 }
 
+void CallOrderGate::pass_through(std::uint64_t sequence) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!passing_ && sequence == next_ && waiting_.empty()) {
+      ++next_;
+      return;
+    }
+  }
+  arrive(sequence, [] {});
+}
+
 }  // namespace flowio::runtime

@@ -19,6 +19,9 @@ class CallOrderGate {
   // has passed; possibly on the calling thread of a predecessor's
   // arrive(). `pass` must not call arrive().
   void arrive(std::uint64_t sequence, std::function<void()> pass);
+  // Operation `sequence` reached the step with nothing to do there (its
+  // gather was the whole protocol): it takes its turn without waiting.
+  void pass_through(std::uint64_t sequence);
 
  private:
   std::mutex mutex_;

@@ -1,5 +1,6 @@
 #include "runtime/collective_context.h"
 
+#include "exchange/access_codec.h"
 #include "exchange/peer_locality.h"
 #include "flowio/error.h"
 #include "runtime/collective_operation.h"
@@ -36,15 +37,31 @@ CollectiveContext::~CollectiveContext() {
 std::vector<OperationStatistics> CollectiveContext::statistics() const {
   std::lock_guard lock(mutex_);
   std::vector<OperationStatistics> out;
-  out.reserve(log_.size());
-  for (const OperationRecord& record : log_) out.push_back(record.statistics());
+  const std::size_t kept = std::min(logged_, kLogged);
+  out.reserve(kept);
+  for (std::size_t i = logged_ - kept; i < logged_; ++i) {
+    out.push_back(log_slot(i % kLogged).statistics());
+  }
   return out;
 }
 
-void CollectiveContext::log(const OperationRecord& record) {
+void CollectiveContext::log(OperationRecord&& record) {
   std::lock_guard lock(mutex_);
-  if (log_.size() == 1024) log_.pop_front();
-  log_.push_back(record);
+  const std::size_t slot = logged_ % kLogged;
+  if (slot / kLogChunk == log_chunks_.size()) {
+    log_chunks_.push_back(std::make_unique<OperationRecord[]>(kLogChunk));
+  }
+  log_slot(slot) = std::move(record);
+  ++logged_;
+}
+
+std::int64_t CollectiveContext::view_access_words(const core::Access& access) {
+  if (access.empty()) return static_cast<std::int64_t>(exchange::encode_view_access(access).size());
+  if (access.view() != counted_view_) {
+    counted_words_ = static_cast<std::int64_t>(exchange::encode_view_access(access).size());
+    counted_view_ = access.view();
+  }
+  return counted_words_;
 }
 
 void CollectiveContext::forget_plans(int plans_kept) {
@@ -97,6 +114,11 @@ std::shared_ptr<exchange::CompressionRule> CollectiveContext::compression_rule(
 Future<std::size_t> start_collective(CollectiveContext& context, CollectiveRequest request,
                                      std::function<void()> on_done) {
   return CollectiveOperation::start(context, std::move(request), std::move(on_done));
+}
+
+std::size_t run_collective(CollectiveContext& context, CollectiveRequest request,
+                           std::function<void()> on_done, std::exception_ptr& failure) {
+  return CollectiveOperation::run(context, std::move(request), std::move(on_done), failure);
 }
 
 }  // namespace flowio::runtime

@@ -11,7 +11,6 @@
 #include <mpi.h>
 
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -93,7 +92,13 @@ class CollectiveContext {
   // that uses them; written in call order, by the realm calc.
   std::optional<std::int64_t>& persistent_unit() { return persistent_unit_; }
 
-  void log(const OperationRecord& record);
+  void log(OperationRecord&& record);
+
+  // The length in words of `access` described by its view
+  // (exchange::encode_view_access), which every call announces: the same
+  // for every access through one view, so counted once per view. Caller's
+  // thread.
+  std::int64_t view_access_words(const core::Access& access);
 
   // The compression rule of this file's operations: what it learns of the
   // links and the data carries over from one operation to the next, until
@@ -119,9 +124,22 @@ class CollectiveContext {
   PlanCache plans_;
   std::optional<std::int64_t> persistent_unit_;
 
+  std::shared_ptr<const core::FileView> counted_view_;  // view_access_words' last view
+  std::int64_t counted_words_ = 0;
+
   mutable std::mutex mutex_;  // outstanding_, log_, background_ (re)building
   std::size_t outstanding_ = 0;
-  std::deque<OperationRecord> log_;
+  // The last kLogged records: record i (counting from the file's first)
+  // in slot i % kLogged. Slots come in chunks, allocated as the log grows:
+  // small allocations reuse the process's heap (no fresh pages to fault
+  // in) and growing copies nothing.
+  static constexpr std::size_t kLogged = 1024;
+  static constexpr std::size_t kLogChunk = 32;
+  OperationRecord& log_slot(std::size_t index) const {
+    return log_chunks_[index / kLogChunk][index % kLogChunk];
+  }
+  std::vector<std::unique_ptr<OperationRecord[]>> log_chunks_;
+  std::size_t logged_ = 0;
   std::unique_ptr<InlineGraphRunner> inline_;
   std::unique_ptr<TbbGraphRunner> background_;
   std::shared_ptr<exchange::CompressionRule> compression_rule_;  // guarded by mutex_
@@ -134,5 +152,12 @@ class CollectiveContext {
 // file counts its outstanding operations with it).
 Future<std::size_t> start_collective(CollectiveContext& context, CollectiveRequest request,
                                      std::function<void()> on_done);
+// The same for a blocking call (request.blocking): returns the result that
+// start_collective's future would hold, its failure in `failure`; throws
+// only what start_collective would (the operation did not start, `on_done`
+// does not run). A call alone on its file runs on the caller's thread,
+// without a future.
+std::size_t run_collective(CollectiveContext& context, CollectiveRequest request,
+                           std::function<void()> on_done, std::exception_ptr& failure);
 
 }  // namespace flowio::runtime

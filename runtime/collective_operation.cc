@@ -10,6 +10,7 @@
 #include "runtime/executor.h"
 #include "runtime/graph_runner.h"
 #include "runtime/inline_graph_runner.h"
+#include "runtime/message_tags.h"
 #include "runtime/plan_compiler.h"
 #include "runtime/progress.h"
 
@@ -44,28 +45,29 @@ CollectiveOperation::CollectiveOperation(CollectiveContext& context_, Collective
       recorder(context_.rank(), request.writing, sequence),
       on_done_(std::move(on_done)) {}
 
-Future<std::size_t> CollectiveOperation::start(CollectiveContext& context,
-                                               CollectiveRequest request,
-                                               std::function<void()> on_done) {
+std::shared_ptr<CollectiveOperation> CollectiveOperation::begin(CollectiveContext& context,
+                                                                CollectiveRequest request,
+                                                                std::function<void()> on_done) {
   auto operation =
       std::make_shared<CollectiveOperation>(context, std::move(request), std::move(on_done));
   CollectiveOperation& op = *operation;
   op.self_ = operation;
   op.started_ns = now_ns();
-  Future<std::size_t> future = op.promise_.get_future();
 
   // The offsets stage.
-  core::AccessSummary& summary = op.announcement.summary;
+  op.announcements.resize(static_cast<std::size_t>(context.ranks()));
+  Announcement& announcement = op.announcements[static_cast<std::size_t>(context.rank())];
+  core::AccessSummary& summary = announcement.summary;
   summary = core::AccessSummary::of(
       op.request.access, op.request.settings->realms.policy == core::RealmPolicy::load_balanced);
-  op.view_words = exchange::encode_view_access(op.request.access);
-  summary.metadata_words = static_cast<std::int64_t>(op.view_words.size());
-  op.announcement.plan_key = plan_key(op.request);
-  op.announcement.refused = op.request.refused;
-  op.announcement.direction = op.request.writing ? 1 : 2;
-  op.announcements.resize(static_cast<std::size_t>(context.ranks()));
-  const bool run_inline = context.begin_operation(op.request.blocking);
-  op.runner = &context.runner(run_inline, *op.request.settings);
+  // The description itself is encoded only if the call needs it (not
+  // told by the gather), its length is announced.
+  summary.metadata_words = context.view_access_words(op.request.access);
+  announcement.plan_key = plan_key(op.request);
+  announcement.refused = op.request.refused;
+  announcement.direction = op.request.writing ? 1 : 2;
+  op.inline_ = context.begin_operation(op.request.blocking);
+  op.runner = &context.runner(op.inline_, *op.request.settings);
   op.executor = &op.runner->executor();
   // With nothing outstanding, every earlier operation is done on every
   // process (each ends with a collective step that follows all its I/O),
@@ -81,7 +83,7 @@ Future<std::size_t> CollectiveOperation::start(CollectiveContext& context,
   // announced with the summary: every process then goes straight to the
   // agreement.
   op.guarded([] { core::injection_point("collective.offsets"); }, "offsets");
-  if (run_inline && op.request.refused == 0 && !op.failure() &&
+  if (op.inline_ && op.request.refused == 0 && !op.failure() &&
       may_go_direct(op.request, summary)) {
     sync::Lease own_bytes;  // atomic mode: the caller waits for it here
     if (op.request.atomic) {
@@ -96,30 +98,79 @@ Future<std::size_t> CollectiveOperation::start(CollectiveContext& context,
       op.guarded([&] { context.file().sync_data(); }, "persist");
     }
     own_bytes.release();
-    op.announcement.accessed_early = 1;
+    announcement.accessed_early = 1;
   }
-  op.announcement.failed_early = op.failure() ? 1 : 0;
+  announcement.failed_early = op.failure() ? 1 : 0;
   // Posted here, on the caller's thread, so that every process posts its
-  // operations' gathers in the same order.
-  check_mpi(
-      MPI_Iallgather(&op.announcement, sizeof(Announcement), MPI_BYTE, op.announcements.data(),
-                     sizeof(Announcement), MPI_BYTE, context.gather_comm(), &op.gather_request),
-      "MPI_Iallgather");
-  op.recorder.record(Stage::offsets, op.started_ns);
-  if (!run_inline) {
-    op.executor->wait_for({op.gather_request},
-                          [&op](int code, std::span<const MPI_Status>) { op.gathered(code); });
+  // operations' gathers (where they are collective calls) in the same
+  // order.
+  op.gather_requests_ =
+      op.exchange.post(op.announcements, context.rank(), context.comm(),
+                       message_tag(MessageKind::announcement, op.sequence), context.gather_comm());
+  // Alone, with its part accessed early, nothing happened since that
+  // access ended: its end is the offsets stage's.
+  const bool nothing_since = op.gather_requests_.empty() && op.accessed_directly &&
+                             !(op.request.writing && op.request.settings->durable);
+  op.recorder.record_until(Stage::offsets, op.started_ns,
+                           nothing_since ? op.recorder.last_end_ns() : now_ns());
+  return operation;
+}
+
+void CollectiveOperation::run_inline() {
+  // Kept alive by the caller's reference; the operation lets go of its own
+  // when it completes.
+  bool completed = false;
+  completed_ = &completed;
+  gathered(gather_requests_.empty() ? MPI_SUCCESS
+                                    : wait_all_on_caller(gather_requests_, MPI_STATUSES_IGNORE));
+  if (!completed) context.inline_runner().drive([&completed] { return completed; });
+}
+
+Future<std::size_t> CollectiveOperation::start(CollectiveContext& context,
+                                               CollectiveRequest request,
+                                               std::function<void()> on_done) {
+  std::shared_ptr<CollectiveOperation> operation =
+      begin(context, std::move(request), std::move(on_done));
+  CollectiveOperation& op = *operation;
+  Future<std::size_t> future = op.promise_.emplace().get_future();
+  if (op.inline_) {
+    op.run_inline();
     return future;
   }
-  op.gathered(wait_all_on_caller({&op.gather_request, 1}, MPI_STATUSES_IGNORE));
-  // Kept alive here: the operation releases itself when it completes.
-  bool completed = false;
-  op.on_done_ = [&completed, on_done = std::move(op.on_done_)] {
-    completed = true;
-    on_done();
-  };
-  context.inline_runner().drive([&completed] { return completed; });
+  if (op.gather_requests_.empty()) {
+    op.gathered(MPI_SUCCESS);
+  } else {
+    op.executor->wait_for({op.gather_requests_.begin(), op.gather_requests_.end()},
+                          [&op](int code, std::span<const MPI_Status>) { op.gathered(code); });
+  }
   return future;
+}
+
+std::size_t CollectiveOperation::run(CollectiveContext& context, CollectiveRequest request,
+                                     std::function<void()> on_done, std::exception_ptr& failure) {
+  std::shared_ptr<CollectiveOperation> operation =
+      begin(context, std::move(request), std::move(on_done));
+  CollectiveOperation& op = *operation;
+  if (!op.inline_) {
+    // Others are outstanding on the file: in the background, as start().
+    Future<std::size_t> future = op.promise_.emplace().get_future();
+    if (op.gather_requests_.empty()) {
+      op.gathered(MPI_SUCCESS);
+    } else {
+      op.executor->wait_for({op.gather_requests_.begin(), op.gather_requests_.end()},
+                            [&op](int code, std::span<const MPI_Status>) { op.gathered(code); });
+    }
+    operation.reset();
+    try {
+      return future.get();
+    } catch (...) {
+      failure = std::current_exception();
+      return 0;
+    }
+  }
+  op.run_inline();
+  failure = op.result_;
+  return op.moved_;
 }
 
 void CollectiveOperation::gathered(int code) {
@@ -127,8 +178,6 @@ void CollectiveOperation::gathered(int code) {
     fail(std::make_exception_ptr(MpiError("MPI_Iallgather", code)), "offsets");
     failed_at_gather = true;
   }
-  summaries.clear();
-  for (const Announcement& a : announcements) summaries.push_back(a.summary);
   // Every process sees the same announcements, so every one fails alike
   // here, and the stages after the gather move nothing.
   if (code == MPI_SUCCESS) {
@@ -157,6 +206,16 @@ void CollectiveOperation::gathered(int code) {
                                                       [](const Announcement& a) {
                                                         return a.accessed_early && !a.failed_early;
                                                       });
+  if (told_by_gather) {
+    // Nothing is left to plan or move: the operation takes its turn at the
+    // gate and the scheduler without waiting there, and is complete.
+    context.call_order().pass_through(sequence);
+    complete();
+    return;
+  }
+  summaries.reserve(announcements.size());
+  for (const Announcement& a : announcements) summaries.push_back(a.summary);
+  view_words = exchange::encode_view_access(request.access);
   context.call_order().arrive(sequence,
                               [this] { runner->enqueue(PipelineKind::control, *this, 1); });
 }
@@ -166,6 +225,7 @@ void CollectiveOperation::fail(std::exception_ptr failure, const char* stage) {
   if (failure_) return;
   failure_ = std::move(failure);
   failed_stage_ = stage;
+  failed_.store(true, std::memory_order_release);
 }
 
 const char* CollectiveOperation::failed_stage() const {
@@ -174,6 +234,8 @@ const char* CollectiveOperation::failed_stage() const {
 }
 
 std::exception_ptr CollectiveOperation::failure() const {
+  // Most operations never fail: they ask without taking the lock.
+  if (!failed_.load(std::memory_order_acquire)) return nullptr;
   std::lock_guard lock(mutex_);
   return failure_;
 }
@@ -195,6 +257,7 @@ void CollectiveOperation::item_done() {
 void CollectiveOperation::add_compression(const CompressionStatistics& statistics) {
   std::lock_guard lock(mutex_);
   exchange::add_statistics(compression_statistics_, statistics);
+  compression_used_.store(true, std::memory_order_release);
 }
 
 void CollectiveOperation::complete() {
@@ -248,33 +311,43 @@ void CollectiveOperation::complete() {
     // Direct mode: every process with data accessed the file itself, in
     // one pass.
     record.aggregators =
-        static_cast<int>(std::count_if(summaries.begin(), summaries.end(),
-                                       [](const core::AccessSummary& s) { return s.bytes > 0; }));
+        static_cast<int>(std::count_if(announcements.begin(), announcements.end(),
+                                       [](const Announcement& a) { return a.summary.bytes > 0; }));
     record.aggregator = accessed_directly;
     record.iterations = accessed_directly ? 1 : 0;
   }
-  {
+  // Compression statistics where there are any, and the mode in force
+  // where it applies: point-to-point two-phase I/O.
+  if (compression_used_.load(std::memory_order_acquire)) {
     std::lock_guard lock(mutex_);
-    record.compression = compression_statistics_;
+    record.compression = std::make_unique<CompressionStatistics>(compression_statistics_);
   }
-  // The mode in force where it applies: point-to-point two-phase I/O.
   if (plan && plan->two_phase && plan->rounds.empty()) {
-    record.compression.mode = exchange::to_string(request.settings->compression.mode);
+    if (!record.compression) record.compression = std::make_unique<CompressionStatistics>();
+    record.compression->mode = exchange::to_string(request.settings->compression.mode);
   }
   recorder.fill(record);
-  context.log(record);
+  context.log(std::move(record));
 
   client_runs.clear();
   window_runs.clear();
   round_runs.clear();
-  context.scheduler().finished(sequence);
-  context.end_operation();
-  if (result) {
-    promise_.set_exception(result);
+  if (told_by_gather) {
+    context.scheduler().skip(sequence);
   } else {
-    promise_.set_value(moved);
+    context.scheduler().finished(sequence);
+  }
+  context.end_operation();
+  if (!promise_) {
+    result_ = result;
+    moved_ = moved;
+  } else if (result) {
+    promise_->set_exception(result);
+  } else {
+    promise_->set_value(moved);
   }
   std::function<void()> on_done = std::move(on_done_);
+  if (completed_) *completed_ = true;
   std::shared_ptr<CollectiveOperation> last = std::move(self_);  // may destroy this at return
   on_done();
 }

@@ -17,6 +17,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "exchange/compress.h"
@@ -25,6 +26,7 @@
 #include "exchange/metadata_exchange.h"
 #include "flowio/future.h"
 #include "flowio/statistics.h"
+#include "runtime/announcement_exchange.h"
 #include "runtime/byte_buffer.h"
 #include "runtime/collective_plan.h"
 #include "runtime/collective_request.h"
@@ -38,19 +40,6 @@ namespace flowio::runtime {
 class CollectiveContext;
 class Executor;
 class GraphRunner;
-
-// What each process tells the others at the call (one MPI_Iallgather):
-// its access summary, the key of its access for the plan cache, and
-// whether it has already done its part itself (accessed_early), with what
-// outcome.
-struct Announcement {
-  core::AccessSummary summary;
-  std::uint64_t plan_key = 0;
-  std::int64_t accessed_early = 0;
-  std::int64_t failed_early = 0;
-  std::int64_t refused = 0;    // CollectiveRequest::refused
-  std::int64_t direction = 0;  // 1: a write, 2: a read
-};
 
 // A frame header's room, for a framed message (exchange/compress_stage.h).
 using FrameHeaderBytes = std::array<std::byte, exchange::kFrameHeaderBytes>;
@@ -117,6 +106,13 @@ class CollectiveOperation {
   // on their file run to completion here (inline).
   static Future<std::size_t> start(CollectiveContext& context, CollectiveRequest request,
                                    std::function<void()> on_done);
+  // A blocking call (request.blocking): runs it to completion, inline when
+  // it is alone on its file, and returns what start()'s future would hold,
+  // its failure in `failure`, without making a future. Throws, as start()
+  // does, only what stops the operation from starting (`on_done` does not
+  // run then).
+  static std::size_t run(CollectiveContext& context, CollectiveRequest request,
+                         std::function<void()> on_done, std::exception_ptr& failure);
 
   // A failure of this process's part, in `stage` (a name such as "pack",
   // or null when no stage applies); the first one is kept and reported at
@@ -153,14 +149,14 @@ class CollectiveOperation {
   GraphRunner* runner = nullptr;
   std::int64_t started_ns = 0;
 
-  // Offsets: this process's announcement and everyone's.
-  Announcement announcement;
+  // Offsets: every process's announcement (this process's at rank()).
   std::vector<Announcement> announcements;
   std::vector<core::AccessSummary> summaries;
   std::vector<std::int64_t> view_words;  // this access described by its view
-  MPI_Request gather_request = MPI_REQUEST_NULL;
+  AnnouncementExchange exchange;
   // Every process did its part before the gather and none failed: the
-  // gather was the whole protocol.
+  // gather was the whole protocol. Such an operation has no control or
+  // data phase; it passes the call-order gate and the scheduler at once.
   bool told_by_gather = false;
   // The gather showed a failure every process sees alike (bad arguments,
   // mismatched calls, the gather itself): no process takes part in a data
@@ -203,15 +199,33 @@ class CollectiveOperation {
   std::exception_ptr outcome;
 
  private:
+  // The offsets stage, on the caller's thread: the summary, the early
+  // direct access where it applies, the announcements posted. Returns the
+  // operation, which keeps itself alive until it completes.
+  static std::shared_ptr<CollectiveOperation> begin(CollectiveContext& context,
+                                                    CollectiveRequest request,
+                                                    std::function<void()> on_done);
+  // An inline operation: waits for the announcements, then runs the
+  // stages on this thread until the operation is complete.
+  void run_inline();
   // The gather completed: everyone's announcements are in.
   void gathered(int code);
 
-  Promise<std::size_t> promise_;
+  bool inline_ = false;        // run on the caller's thread (begin() decides)
+  bool* completed_ = nullptr;  // inline: set by complete()
+  std::span<MPI_Request> gather_requests_;
+  // Where complete() leaves the result: the promise of start(), or, for
+  // run(), the two fields after it.
+  std::optional<Promise<std::size_t>> promise_;
+  std::size_t moved_ = 0;
+  std::exception_ptr result_;
   std::function<void()> on_done_;
   std::shared_ptr<CollectiveOperation> self_;  // alive until complete()
   mutable std::mutex mutex_;                   // failure_, failed_stage_, compression_statistics_
   std::exception_ptr failure_;
   const char* failed_stage_ = nullptr;
+  std::atomic<bool> failed_{false};            // failure_ is set
+  std::atomic<bool> compression_used_{false};  // add_compression was called
   CompressionStatistics compression_statistics_;
 };
 

@@ -43,14 +43,32 @@ void DataPhaseScheduler::finished(std::uint64_t sequence) {
   start_what_may();
 }
 
+void DataPhaseScheduler::skip(std::uint64_t sequence) {
+  {
+    std::lock_guard lock(mutex_);
+    if (!starting_ && sequence == next_ && waiting_.empty()) {
+      ++next_;
+      return;
+    }
+    waiting_.emplace(sequence, Waiting{DataFootprint{}, nullptr});
+  }
+  start_what_may();
+}
+
 void DataPhaseScheduler::start_what_may() {
   std::unique_lock lock(mutex_);
   // One thread at a time runs starts, in order; a finish meanwhile is
   // seen by the loop below.
   if (starting_) return;
   starting_ = true;
-  while (!waiting_.empty() && waiting_.begin()->first == next_ &&
-         !interferes(next_, waiting_.begin()->second.footprint)) {
+  while (!waiting_.empty() && waiting_.begin()->first == next_) {
+    if (!waiting_.begin()->second.start) {
+      // Skipped: its turn passes at once.
+      waiting_.erase(waiting_.begin());
+      ++next_;
+      continue;
+    }
+    if (interferes(next_, waiting_.begin()->second.footprint)) break;
     Waiting next = std::move(waiting_.begin()->second);
     waiting_.erase(waiting_.begin());
     running_.emplace_back(next_, next.footprint);

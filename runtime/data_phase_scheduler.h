@@ -46,11 +46,15 @@ class DataPhaseScheduler {
   // Operation `sequence` has finished on every process (its outcome is
   // agreed).
   void finished(std::uint64_t sequence);
+  // Operation `sequence` has no data phase and is finished on every process
+  // (its gather was the whole protocol): instead of ready() and
+  // finished(); later operations never wait for it.
+  void skip(std::uint64_t sequence);
 
  private:
   struct Waiting {
     DataFootprint footprint;
-    std::function<void()> start;
+    std::function<void()> start;  // empty: skipped, nothing to start
   };
   void start_what_may();
   bool interferes(std::uint64_t sequence, const DataFootprint& footprint) const;

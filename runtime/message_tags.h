@@ -16,7 +16,7 @@
 
 namespace flowio::runtime {
 
-enum class MessageKind { metadata = 0, data = 1, outcome = 2 };
+enum class MessageKind { metadata = 0, data = 1, outcome = 2, announcement = 3 };
 
 constexpr int kSequenceBits = 8;
 constexpr int kIndexBits = 18;

@@ -1,5 +1,6 @@
 #include "runtime/operation_recorder.h"
 
+#include <algorithm>
 #include <string>
 
 #include "runtime/clock.h"
@@ -21,15 +22,23 @@ const char* method_name(Method method) {
 void OperationRecorder::record(Stage stage, std::int64_t begin_ns, std::int64_t index,
                                const char* role, std::int64_t bytes, std::int64_t messages,
                                std::int64_t requests) {
-  const std::int64_t end_ns = now_ns();
+  record_until(stage, begin_ns, now_ns(), index, role, bytes, messages, requests);
+}
+
+void OperationRecorder::record_until(Stage stage, std::int64_t begin_ns, std::int64_t end_ns,
+                                     std::int64_t index, const char* role, std::int64_t bytes,
+                                     std::int64_t messages, std::int64_t requests) {
+  last_end_ns_.store(end_ns, std::memory_order_relaxed);
   // Relaxed: the sums are read only after the operation completes, which
   // orders them (every stage happens before the agreement that precedes
   // completion, through the graph's edges).
+  // Zero counts are not added: each add is a locked instruction, and a
+  // small call records several spans.
   Counters& counters = stages_[static_cast<int>(stage)];
   counters.nanoseconds.fetch_add(end_ns - begin_ns, std::memory_order_relaxed);
-  counters.bytes.fetch_add(bytes, std::memory_order_relaxed);
-  counters.messages.fetch_add(messages, std::memory_order_relaxed);
-  counters.io_requests.fetch_add(requests, std::memory_order_relaxed);
+  if (bytes != 0) counters.bytes.fetch_add(bytes, std::memory_order_relaxed);
+  if (messages != 0) counters.messages.fetch_add(messages, std::memory_order_relaxed);
+  if (requests != 0) counters.io_requests.fetch_add(requests, std::memory_order_relaxed);
   Trace& trace = Trace::process();
   if (trace.enabled()) {
     trace.record(stage_name(stage), rank_,
@@ -46,13 +55,28 @@ void OperationRecorder::add_method(Method method) {
 
 void OperationRecorder::fill(OperationRecord& record) const {
   record.methods = methods_.load(std::memory_order_relaxed);
-  for (std::size_t stage = 0; stage < record.stages.size(); ++stage) {
+  for (std::size_t stage = 0; stage < std::size(stages_); ++stage) {
     const Counters& counters = stages_[stage];
-    record.stages[stage] = StageSums{counters.nanoseconds.load(std::memory_order_relaxed),
-                                     counters.bytes.load(std::memory_order_relaxed),
-                                     counters.messages.load(std::memory_order_relaxed),
-                                     counters.io_requests.load(std::memory_order_relaxed)};
+    const StageSums sums{counters.nanoseconds.load(std::memory_order_relaxed),
+                         counters.bytes.load(std::memory_order_relaxed),
+                         counters.messages.load(std::memory_order_relaxed),
+                         counters.io_requests.load(std::memory_order_relaxed)};
+    if (sums.nanoseconds != 0 || sums.bytes != 0 || sums.messages != 0 || sums.io_requests != 0) {
+      record.add_stage(static_cast<Stage>(stage), sums);
+    }
   }
+}
+
+void OperationRecord::add_stage(Stage stage, const StageSums& sums) {
+  if (stage_count < kStagesInPlace) {
+    stages[stage_count++] = {stage, sums};
+    return;
+  }
+  if (!more_stages) {
+    more_stages =
+        std::make_unique<StageEntry[]>(static_cast<std::size_t>(Stage::count) - kStagesInPlace);
+  }
+  more_stages[stage_count++ - kStagesInPlace] = {stage, sums};
 }
 
 OperationStatistics OperationRecord::statistics() const {
@@ -68,17 +92,22 @@ OperationStatistics OperationRecord::statistics() const {
   out.exchange = alltoallw ? "alltoallw" : "point_to_point";
   out.read_access = read_access;
   out.plan_reused = plan_reused;
-  out.compression = compression;
+  if (compression) out.compression = *compression;
   for (unsigned m = 0; m < static_cast<unsigned>(Method::count); ++m) {
     if ((methods & (1u << m)) == 0) continue;
     out.method +=
         (out.method.empty() ? "" : "+") + std::string(method_name(static_cast<Method>(m)));
   }
-  for (std::size_t stage = 0; stage < stages.size(); ++stage) {
-    const StageSums& sums = stages[stage];
-    out.stages.push_back(StageStatistics{stage_name(static_cast<Stage>(stage)),
-                                         static_cast<double>(sums.nanoseconds) * 1e-9, sums.bytes,
-                                         sums.messages, sums.io_requests});
+  // Every stage is reported, those that did nothing with zeros.
+  std::array<StageSums, static_cast<std::size_t>(Stage::count)> sums{};
+  for (std::size_t i = 0; i < stage_count; ++i) {
+    const StageEntry& entry = i < kStagesInPlace ? stages[i] : more_stages[i - kStagesInPlace];
+    sums[static_cast<std::size_t>(entry.stage)] = entry.sums;
+  }
+  for (std::size_t stage = 0; stage < sums.size(); ++stage) {
+    out.stages.push_back(StageStatistics{
+        stage_name(static_cast<Stage>(stage)), static_cast<double>(sums[stage].nanoseconds) * 1e-9,
+        sums[stage].bytes, sums[stage].messages, sums[stage].io_requests});
   }
   return out;
 }

@@ -11,6 +11,7 @@
 #include <array>
 #include <atomic>
 #include <cstdint>
+#include <memory>
 
 #include "flowio/statistics.h"
 #include "runtime/core/realm_policy.h"
@@ -44,22 +45,39 @@ struct StageSums {
 };
 
 // One completed operation, as File::statistics() reports it.
+//
+// A file keeps the last 1024 of these, in memory that each new record
+// touches for the first time (or first since 1024 operations ago), so a
+// record is small: the header, the stages that did something (a small
+// call uses two or three) in place, any others and the compression
+// statistics (when there were any) apart.
 struct OperationRecord {
+  struct StageEntry {
+    Stage stage = Stage::offsets;
+    StageSums sums;
+  };
+  static constexpr std::size_t kStagesInPlace = 3;
+
   std::uint64_t sequence = 0;
-  bool writing = false;
   std::int64_t bytes = 0;
   std::int64_t nanoseconds = 0;
-  int aggregators = 0;
-  bool aggregator = false;
   std::int64_t iterations = 0;
+  int aggregators = 0;
+  unsigned methods = 0;  // bit i: Method i was used
   core::RealmPolicy realm_policy = core::RealmPolicy::even;
+  bool writing = false;
+  bool aggregator = false;
   bool alltoallw = false;
   bool read_access = true;
   bool plan_reused = false;
-  CompressionStatistics compression;
-  unsigned methods = 0;  // bit i: Method i was used
-  std::array<StageSums, static_cast<std::size_t>(Stage::count)> stages{};
+  // Stages with a nonzero sum, in stage order: the first kStagesInPlace
+  // in `stages`, the rest in `more_stages`.
+  std::size_t stage_count = 0;
+  std::array<StageEntry, kStagesInPlace> stages{};
+  std::unique_ptr<StageEntry[]> more_stages;
+  std::unique_ptr<CompressionStatistics> compression;  // none: all zero, no mode
 
+  void add_stage(Stage stage, const StageSums& sums);
   OperationStatistics statistics() const;
 };
 
@@ -74,6 +92,13 @@ class OperationRecorder {
   // is appended to the trace label.
   void record(Stage stage, std::int64_t begin_ns, std::int64_t index = -1, const char* role = "",
               std::int64_t bytes = 0, std::int64_t messages = 0, std::int64_t requests = 0);
+  // The same for a span that ended at `end_ns` (a clock read costs 50 ns
+  // or more here, a small call's stages are few hundred).
+  void record_until(Stage stage, std::int64_t begin_ns, std::int64_t end_ns,
+                    std::int64_t index = -1, const char* role = "", std::int64_t bytes = 0,
+                    std::int64_t messages = 0, std::int64_t requests = 0);
+  // The end of the span recorded last (0 before any).
+  std::int64_t last_end_ns() const { return last_end_ns_.load(std::memory_order_relaxed); }
   void add_method(Method method);
 
   // The sums and methods, into `record`. Call once the stages are done.
@@ -92,6 +117,7 @@ class OperationRecorder {
   std::uint64_t sequence_;
   Counters stages_[static_cast<int>(Stage::count)];
   std::atomic<unsigned> methods_{0};
+  std::atomic<std::int64_t> last_end_ns_{0};
 };
 
 }  // namespace flowio::runtime

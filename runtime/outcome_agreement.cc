@@ -17,6 +17,8 @@ std::vector<MPI_Request> OutcomeAgreement::post(MPI_Comm comm, int tag, int rank
   rank_ = rank;
   ranks_ = ranks;
   local_failure_ = std::move(local_failure);
+  mine_ = Verdict{};
+  outcome_ = Verdict{};
   if (local_failure_) {
     FailureFacts facts = facts_of(local_failure_);
     if (stage != nullptr) facts.message = std::string("in stage ") + stage + ": " + facts.message;
@@ -29,6 +31,27 @@ std::vector<MPI_Request> OutcomeAgreement::post(MPI_Comm comm, int tag, int rank
   std::vector<MPI_Request> requests;
   if (ranks == 1) {
     outcome_ = mine_;
+    return requests;
+  }
+  if (ranks <= kMostAllToAllRanks) {
+    // Every process sends its verdict to every other and decides alone.
+    verdicts_.resize(static_cast<std::size_t>(ranks));
+    verdicts_[static_cast<std::size_t>(rank)] = mine_;
+    requests.reserve(2 * static_cast<std::size_t>(ranks - 1));
+    for (int other = 0; other < ranks; ++other) {
+      if (other == rank) continue;
+      MPI_Request request;
+      check_mpi(MPI_Irecv(&verdicts_[static_cast<std::size_t>(other)], sizeof(Verdict), MPI_BYTE,
+                          other, tag, comm, &request),
+                "MPI_Irecv");
+      requests.push_back(request);
+    }
+    for (int other = 0; other < ranks; ++other) {
+      if (other == rank) continue;
+      MPI_Request request;
+      check_mpi(MPI_Isend(&mine_, sizeof mine_, MPI_BYTE, other, tag, comm, &request), "MPI_Isend");
+      requests.push_back(request);
+    }
     return requests;
   }
   if (rank != 0) {
@@ -52,11 +75,12 @@ std::vector<MPI_Request> OutcomeAgreement::post(MPI_Comm comm, int tag, int rank
 
 std::vector<MPI_Request> OutcomeAgreement::reply() {
   std::vector<MPI_Request> requests;
-  if (rank_ != 0 || ranks_ == 1) return requests;
+  if (ranks_ == 1 || (rank_ != 0 && ranks_ > kMostAllToAllRanks)) return requests;
   // Verdicts are in rank order: the first failed one is the lowest rank's.
   const auto failed = std::find_if(verdicts_.begin(), verdicts_.end(),
                                    [](const Verdict& v) { return v.failed_rank >= 0; });
   if (failed != verdicts_.end()) outcome_ = *failed;
+  if (ranks_ <= kMostAllToAllRanks) return requests;  // every process decided alike
   for (int to = 1; to < ranks_; ++to) {
     MPI_Request request;
     check_mpi(MPI_Isend(&outcome_, sizeof outcome_, MPI_BYTE, to, tag_, comm_, &request),

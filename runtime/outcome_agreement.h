@@ -2,11 +2,14 @@
 // the operation failed anywhere, and if so the error of the lowest failing
 // rank, so that every process's future completes alike.
 //
-// Point to point, with the operation's own tag: each process sends its
-// verdict to rank 0, which replies with the outcome. Unlike a collective
-// call, these messages need no common order, so operations in flight may
-// agree in whatever order they finish. Two message latencies, as an
-// MPI_Allreduce on a few processes.
+// Point to point, with the operation's own tag. Unlike a collective call,
+// these messages need no common order, so operations in flight may agree
+// in whatever order they finish. Up to kMostAllToAllRanks processes, each
+// sends its verdict to every other and decides from all of them (one
+// message latency); more send theirs to rank 0, which replies with the
+// outcome (two latencies, as an MPI_Allreduce on a few processes, and 2(n-1)
+// messages instead of n(n-1)). Every process of a file has the same number
+// of processes, so all use the same form.
 #pragma once
 
 #include <mpi.h>
@@ -21,15 +24,18 @@ namespace flowio::runtime {
 // live here until the requests complete.
 class OutcomeAgreement {
  public:
-  // Posts this process's first step: a non-root sends its verdict and
-  // posts the receive of the outcome; the root posts the receives of
-  // every verdict. `stage` names where `local_failure` happened (or is
-  // null); the other processes' errors name it.
+  static constexpr int kMostAllToAllRanks = 8;
+
+  // Posts this process's first step: all to all, the sends and receives of
+  // every verdict; else a non-root sends its verdict and posts the receive
+  // of the outcome, the root posts the receives of every verdict. `stage`
+  // names where `local_failure` happened (or is null); the other
+  // processes' errors name it.
   std::vector<MPI_Request> post(MPI_Comm comm, int tag, int rank, int ranks,
                                 std::exception_ptr local_failure, const char* stage = nullptr);
-  // On the root, once the verdicts have arrived: decides and sends the
-  // outcome to every other process (the returned requests). Elsewhere:
-  // nothing to do.
+  // Once the first step's requests are complete: all to all, decides;
+  // else on the root, decides and sends the outcome to every other
+  // process (the returned requests); elsewhere nothing to do.
   std::vector<MPI_Request> reply();
   // Once every request has completed: null, or the exception this process
   // must report: its own failure (as it was when it is a flowio::Error, else
@@ -39,13 +45,15 @@ class OutcomeAgreement {
 
  private:
   // What travels: the lowest failing rank (or -1) and its failure, the
-  // message cut to fit.
+  // message cut to fit. The message is zeroed by post(), not at
+  // construction: most operations never agree (their gather told them
+  // all), and they should not pay for clearing it.
   struct Verdict {
     int failed_rank = -1;
     int code = 0;
     int system_errno = 0;
     int mpi_code = 0;
-    char message[496] = {};
+    char message[496];
   };
 
   MPI_Comm comm_ = MPI_COMM_NULL;

@@ -3,13 +3,15 @@
 namespace flowio::runtime {
 
 std::uint64_t PlanCache::combine(std::span<const std::uint64_t> keys) {
-  // FNV-1a over the keys' bytes: order matters, as it should.
+  // Each key mixed into the hash a word at a time by splitmix64's
+  // finalizer (a bijection of 64 bits in which every input bit reaches
+  // every output bit): order matters, as it should.
   std::uint64_t hash = 14695981039346656037ull;
   for (std::uint64_t key : keys) {
-    for (int byte = 0; byte < 8; ++byte) {
-      hash ^= (key >> (8 * byte)) & 0xff;
-      hash *= 1099511628211ull;
-    }
+    hash = (hash ^ key) + 0x9e3779b97f4a7c15ull;
+    hash = (hash ^ (hash >> 30)) * 0xbf58476d1ce4e5b9ull;
+    hash = (hash ^ (hash >> 27)) * 0x94d049bb133111ebull;
+    hash ^= hash >> 31;
   }
   return hash;
 }

@@ -47,3 +47,17 @@ TEST_CASE("Runtime.CallOrderGate.ManyThreads") {
   REQUIRE(passed.size() == 400);
   for (std::uint64_t i = 0; i < 400; ++i) CHECK(passed[i] == i);
 }
+
+// pass_through takes a turn with nothing to run: at once when it is next,
+// otherwise in order; either way the operations after it pass.
+TEST_CASE("Runtime.CallOrderGate.PassThroughTakesItsTurn") {
+  CallOrderGate gate;
+  std::vector<std::uint64_t> passed;
+  gate.pass_through(0);
+  gate.arrive(2, [&passed] { passed.push_back(2); });
+  CHECK(passed.empty());
+  gate.pass_through(1);
+  CHECK(passed == std::vector<std::uint64_t>{2});
+  gate.arrive(3, [&passed] { passed.push_back(3); });
+  CHECK(passed == std::vector<std::uint64_t>{2, 3});
+}

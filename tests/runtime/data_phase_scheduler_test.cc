@@ -77,3 +77,21 @@ TEST_CASE("Runtime.DataPhaseScheduler.FinishInsideStart") {
   scheduler.ready(1, footprint(true, 0, 10), [&] { started.push_back(1); });
   CHECK(started == std::vector<int>{0, 1});
 }
+
+// A skipped operation (its gather was the whole protocol) takes its turn:
+// at once when it is next, otherwise when its predecessors have started,
+// and then lets its successors start; it never holds anyone back, not even
+// an operation whose sequence number shares its message tags.
+TEST_CASE("Runtime.DataPhaseScheduler.SkippedOperationsTakeTheirTurn") {
+  DataPhaseScheduler scheduler;
+  std::vector<int> started;
+  scheduler.skip(0);
+  scheduler.ready(2, footprint(true, 0, 10), [&] { started.push_back(2); });
+  CHECK(started.empty());
+  scheduler.skip(1);
+  CHECK(started == std::vector<int>{2});
+  scheduler.finished(2);
+  for (std::uint64_t sequence = 3; sequence < 256; ++sequence) scheduler.skip(sequence);
+  scheduler.ready(256, footprint(true, 0, 10), [&] { started.push_back(256); });
+  CHECK(started == std::vector<int>{2, 256});
+}

@@ -1,0 +1,37 @@
+#include "runtime/announcement_exchange.h"
+
+#include "flowio/error.h"
+
+namespace flowio::runtime {
+
+std::span<MPI_Request> AnnouncementExchange::post(std::span<Announcement> all, int rank,
+                                                  MPI_Comm comm, int tag, MPI_Comm gather_comm) {
+  const int ranks = static_cast<int>(all.size());
+  count_ = 0;
+  if (ranks == 1) return {};
+  constexpr int kBytes = static_cast<int>(sizeof(Announcement));
+  if (ranks > kMostPointToPointRanks) {
+    check_mpi(MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, all.data(), kBytes, MPI_BYTE,
+                             gather_comm, &requests_[0]),
+              "MPI_Iallgather");
+    count_ = 1;
+    return {requests_.data(), count_};
+  }
+  // Receives first, so that most announcements land in place rather than
+  // in MPI's unexpected-message queue.
+  for (int from = 0; from < ranks; ++from) {
+    if (from == rank) continue;
+    check_mpi(MPI_Irecv(&all[static_cast<std::size_t>(from)], kBytes, MPI_BYTE, from, tag, comm,
+                        &requests_[count_++]),
+              "MPI_Irecv");
+  }
+  for (int to = 0; to < ranks; ++to) {
+    if (to == rank) continue;
+    check_mpi(MPI_Isend(&all[static_cast<std::size_t>(rank)], kBytes, MPI_BYTE, to, tag, comm,
+                        &requests_[count_++]),
+              "MPI_Isend");
+  }
+  return {requests_.data(), count_};
+}
+
+}  // namespace flowio::runtime

@@ -1,0 +1,67 @@
+// The offsets stage's message: what each process tells the others at a
+// collective call (its Announcement), and how every process comes to hold
+// everyone's.
+//
+// A small call's cost is mostly this exchange, so it takes the cheapest
+// form the file's communicator allows:
+//   one process     nothing travels;
+//   up to kMostPointToPointRanks processes
+//                   point to point on the operations' communicator, each
+//                   process sending its announcement to every other (one
+//                   message latency; MPICH's nonblocking allgather costs
+//                   two to three times as much on two processes, its
+//                   schedule being run by the progress engine). Tagged by
+//                   the operation's sequence number, so no common order
+//                   with other calls is needed;
+//   more            MPI_Iallgather on the file's communicator, posted in
+//                   call order (messages grow with log n, not n).
+// Every process of a file has the same number of processes, so all pick
+// the same form.
+#pragma once
+
+#include <mpi.h>
+
+#include <array>
+#include <cstdint>
+#include <span>
+
+#include "runtime/core/realm_policy.h"
+
+namespace flowio::runtime {
+
+// What each process tells the others at the call: its access summary, the
+// key of its access for the plan cache, and whether it has already done
+// its part itself (accessed_early), with what outcome.
+struct Announcement {
+  core::AccessSummary summary;
+  std::uint64_t plan_key = 0;
+  std::int64_t accessed_early = 0;
+  std::int64_t failed_early = 0;
+  std::int64_t refused = 0;    // CollectiveRequest::refused
+  std::int64_t direction = 0;  // 1: a write, 2: a read
+};
+
+// One operation's exchange of announcements. Used by one thread at a time;
+// the buffers given to post() must outlive the requests.
+class AnnouncementExchange {
+ public:
+  static constexpr int kMostPointToPointRanks = 8;
+  // Room for the point-to-point form's requests, or the allgather's one.
+  static constexpr std::size_t kMostRequests = kMostPointToPointRanks > 1
+                                                   ? 2 * (kMostPointToPointRanks - 1)
+                                                   : 1;
+
+  // Posts the exchange of `all[rank]` (this process's, filled in by the
+  // caller) into the other slots of `all` (one per process). Point-to-point
+  // messages go on `comm` with `tag`; the allgather on `gather_comm`, in
+  // call order. Returns the requests to complete (none on one process);
+  // they live in this object.
+  std::span<MPI_Request> post(std::span<Announcement> all, int rank, MPI_Comm comm, int tag,
+                              MPI_Comm gather_comm);
+
+ private:
+  std::array<MPI_Request, kMostRequests> requests_{};
+  std::size_t count_ = 0;
+};
+
+}  // namespace flowio::runtime
