@@ -617,9 +617,11 @@ std::int64_t File::Impl::transfer(bool writing, const Transfer& transfer,
   if (transfer.conversion) {
     const std::int64_t stream_bytes =
         writing ? runtime::write_converted(*backend, fd.get(), on_view, transfer.stream_position,
-                                           *transfer.conversion, runtime::kConversionChunkBytes)
+                                           *transfer.conversion, runtime::kConversionChunkBytes,
+                                           engine->arena())
                 : runtime::read_converted(*backend, fd.get(), on_view, transfer.stream_position,
-                                          *transfer.conversion, runtime::kConversionChunkBytes);
+                                          *transfer.conversion, runtime::kConversionChunkBytes,
+                                          engine->arena());
     return transfer.conversion->memory_bytes_within(stream_bytes);
   }
   // A view whose pieces overlap (read-only files) has pieces out of order:
