@@ -143,10 +143,9 @@ CollectiveSettings CollectiveSettings::from_hints(const Hints& hints, int ranks,
         parse_count(batch_key, *text, 1, std::int64_t{1} << 30);
   }
   if (const std::string* text = find(hints, "romio_no_indep_rw")) {
-    if (*text != "true" && *text != "false") {
-      bad_hint("romio_no_indep_rw", "expected true or false, got \"" + *text + "\"");
-    }
-    settings.no_independent_accesses = *text == "true";
+    // A promise with no effect here: other values are ignored, not
+    // refused, as ROMIO ignores them (MPICH's i_aggregation1 passes "1").
+    settings.no_independent_accesses = *text == "true" || *text == "TRUE";
   }
   if (const std::string* text = find(hints, "flowio_direct_threshold")) {
     // Compared with bytes per piece times pieces: at most 1 GiB keeps the

@@ -38,8 +38,8 @@ struct CollectiveSettings {
   // romio_no_indep_rw: the program's promise that it makes no independent
   // accesses, with which ROMIO opens the file on its aggregators only.
   // flowio opens it on every process in one step anyway, so the promise
-  // changes nothing here; it is checked and reported (File::hints) for
-  // programs and hints files written for ROMIO.
+  // changes nothing here; it is reported (File::hints) for programs and
+  // hints files written for ROMIO.
   bool no_independent_accesses = false;
 
   // Reads the hints for a write or a read on a communicator of `ranks`

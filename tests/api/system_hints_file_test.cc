@@ -91,6 +91,14 @@ TEST_CASE("Api.SystemHintsFile.ProgramOverridesFile") {
   CHECK(hints.at("romio_no_indep_rw") == "false");
   CHECK(hints.at("ind_rd_buffer_size") == "49");
   file.close();
+
+  // A value of romio_no_indep_rw ROMIO ignores (MPICH's i_aggregation1
+  // passes "1") does not fail open; it is ignored likewise.
+  mine["romio_no_indep_rw"] = "1";
+  file = flowio::File::open(MPI_COMM_WORLD, data_path("system_hints_override"), flowio::Mode::rdwr,
+                            mine);
+  CHECK(file.hints().at("romio_no_indep_rw") == "false");
+  file.close();
 }
 
 // A value flowio refuses fails open on every rank: attributed to the

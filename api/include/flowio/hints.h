@@ -47,8 +47,9 @@
 //                            promise that it makes no independent
 //                            accesses, with which ROMIO opens the file on
 //                            its aggregators only. flowio opens it on every
-//                            process in one step anyway: checked and
-//                            reported, no effect.
+//                            process in one step anyway: reported, no
+//                            effect. Other values are ignored (reported
+//                            "false"), as ROMIO ignores them.
 //   flowio_realm_policy      "even" (default: the aggregate access region split
 //                            evenly), "aligned" (boundaries on multiples of
 //                            romio_cb_fr_alignment or striping_unit),
