@@ -12,6 +12,7 @@
 #include <string>
 #include <utility>
 
+#include "api/system_hints.h"
 #include "exchange/compression_rule.h"
 #include "exchange/data_representation.h"
 #include "exchange/stream_conversion.h"
@@ -131,6 +132,20 @@ void require_same(bool same, const std::string& what) {
 void check_hints(const Hints& hints, int ranks) {
   runtime::CollectiveSettings::from_hints(hints, ranks, true);
   runtime::CollectiveSettings::from_hints(hints, ranks, false);
+}
+
+// At open, the program's hints over the system hints file's: a value flowio
+// refuses is reported as the program's, or as the file's when only the
+// file's hints make it fail.
+void check_open_hints(const Hints& merged, const Hints& given, int ranks) {
+  try {
+    check_hints(merged, ranks);
+  } catch (const UsageError& refused) {
+    check_hints(given, ranks);
+    throw UsageError(ErrorCode::invalid_hint, std::string(refused.what()) +
+                                                  " (set by the system hints file " +
+                                                  system_hints().source + ")");
+  }
 }
 
 // The storage hints, which only open reads.
@@ -455,7 +470,7 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
   MPI_Comm_size(impl->comm, &impl->ranks);
   impl->path = path;
   impl->mode = mode;
-  impl->hints = hints;
+  impl->hints = with_system_hints(hints);
 
   // One allreduce tells whether any process passed an invalid mode, and
   // whether every process passed the same one.
@@ -483,10 +498,10 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
   const bool exclusive = has(mode, Mode::create) && has(mode, Mode::excl);
   bool direct_io = false;
   runtime::run_collectively(impl->comm, "open", [&] {
-    check_hints(hints, impl->ranks);
-    sync::LockSettings::from_hints(hints);
-    direct_io = direct_io_asked(hints);
-    impl->backend = io::make_storage_backend(backend_kind_of(hints));
+    check_open_hints(impl->hints, hints, impl->ranks);
+    sync::LockSettings::from_hints(impl->hints);
+    direct_io = direct_io_asked(impl->hints);
+    impl->backend = io::make_storage_backend(backend_kind_of(impl->hints));
     impl->hints["flowio_io_backend"] = impl->backend->name();
     if (!exclusive || impl->rank == 0) impl->fd = open_descriptor(path, mode, true);
   });
@@ -686,9 +701,11 @@ std::int64_t File::Impl::transfer(bool writing, const Transfer& transfer,
   if (transfer.conversion) {
     const std::int64_t stream_bytes =
         writing ? runtime::write_converted(*backend, fd.get(), on_view, transfer.stream_position,
-                                           *transfer.conversion, runtime::kConversionChunkBytes)
+                                           *transfer.conversion, runtime::kConversionChunkBytes,
+                                           engine->arena())
                 : runtime::read_converted(*backend, fd.get(), on_view, transfer.stream_position,
-                                          *transfer.conversion, runtime::kConversionChunkBytes);
+                                          *transfer.conversion, runtime::kConversionChunkBytes,
+                                          engine->arena());
     return transfer.conversion->memory_bytes_within(stream_bytes);
   }
   // A view whose pieces overlap (read-only files) has pieces out of order:
@@ -1054,18 +1071,20 @@ namespace {
 // not reported as in force.
 bool is_known_hint(const std::string& key) {
   static const std::set<std::string> known = {
-      "cb_buffer_size",      "cb_nodes",
-      "flowio_aggregators",  "flowio_buffers_in_flight",
-      "flowio_compress",     "flowio_compress_min_bytes",
-      "flowio_direct_io",    "flowio_direct_threshold",
-      "flowio_durable",      "flowio_plan_cache",
-      "flowio_ds_mapping",   "flowio_ds_threshold",
-      "flowio_exchange",     "flowio_io_backend",
-      "flowio_lock",         "flowio_lock_ranges",
-      "flowio_realm_policy", "romio_cb_fr_alignment",
-      "romio_cb_pfr",        "romio_cb_read",
-      "romio_cb_write",      "romio_ds_read",
-      "romio_ds_write",      "striping_unit",
+      "cb_buffer_size",        "cb_nodes",
+      "flowio_aggregators",    "flowio_buffers_in_flight",
+      "flowio_compress",       "flowio_compress_min_bytes",
+      "flowio_direct_io",      "flowio_direct_threshold",
+      "flowio_durable",        "flowio_plan_cache",
+      "flowio_ds_mapping",     "flowio_ds_threshold",
+      "flowio_exchange",       "flowio_io_backend",
+      "flowio_lock",           "flowio_lock_ranges",
+      "flowio_realm_policy",   "ind_rd_buffer_size",
+      "ind_wr_buffer_size",    "romio_no_indep_rw",
+      "romio_cb_fr_alignment", "romio_cb_pfr",
+      "romio_cb_read",         "romio_cb_write",
+      "romio_ds_read",         "romio_ds_write",
+      "striping_unit",
   };
   return known.count(key) != 0;
 }
@@ -1108,6 +1127,9 @@ Hints File::hints() const {
   in_force["flowio_direct_threshold"] = std::to_string(writes.direct_threshold);
   in_force["flowio_durable"] = writes.durable ? "enable" : "disable";
   in_force["flowio_plan_cache"] = std::to_string(writes.plans_kept);
+  in_force["ind_wr_buffer_size"] = std::to_string(writes.window_io.independent_batch_bytes);
+  in_force["ind_rd_buffer_size"] = std::to_string(reads.window_io.independent_batch_bytes);
+  in_force["romio_no_indep_rw"] = writes.no_independent_accesses ? "true" : "false";
   in_force.try_emplace("flowio_direct_io", "disable");
   // The lock atomic mode uses (or would use, if turned on now).
   (file.atomic ? file.atomic->settings() : sync::LockSettings::from_hints(file.hints))

@@ -14,15 +14,15 @@ namespace flowio::io {
 namespace {
 
 // A batch is bounded in pieces (the piece list's memory) and in extent
-// (the staging buffer a sieved read or a staged covered write needs).
+// (WindowIoSettings::independent_batch_bytes: the staging buffer a sieved
+// read or a staged covered write needs).
 constexpr std::size_t kBatchPieces = 65536;
-constexpr std::int64_t kBatchExtent = std::int64_t{16} << 20;
 // File pieces are pulled from the view's cursor this many at a time.
 constexpr std::size_t kCursorChunk = 1024;
 
 // Per-thread buffers, reused from call to call: a sieved read or a staged
 // write of a 16 MiB extent would otherwise fault in fresh pages every
-// time. Bounded by one batch (16 MiB of staging, 65536 pieces).
+// time. Bounded by one batch (16 MiB of staging by default, 65536 pieces).
 struct Scratch {
   std::vector<WindowPiece> pieces;
   std::vector<char> staging;
@@ -34,8 +34,9 @@ thread_local Scratch scratch;
 class PieceBatcher {
  public:
   PieceBatcher(const core::FileView& view, std::int64_t stream_position,
-               const core::MemoryLayout& memory)
-      : file_(view.file_pieces(stream_position)),
+               const core::MemoryLayout& memory, std::int64_t batch_extent)
+      : batch_extent_(batch_extent),
+        file_(view.file_pieces(stream_position)),
         unpulled_(memory.bytes()),
         remaining_(memory.bytes()) {
     if (memory.contiguous()) {
@@ -53,7 +54,7 @@ class PieceBatcher {
     while (remaining_ > 0 && out.size() < kBatchPieces) {
       if (index_ == pending_.size() && !pull()) break;
       const core::Piece piece = pending_[index_];
-      if (!out.empty() && piece.offset + piece.length - out.front().offset > kBatchExtent) break;
+      if (!out.empty() && piece.offset + piece.length - out.front().offset > batch_extent_) break;
       ++index_;
       remaining_ -= piece.length;
       data += piece.length;
@@ -91,6 +92,7 @@ class PieceBatcher {
     }
   }
 
+  std::int64_t batch_extent_;
   core::PieceCursor file_;
   std::optional<core::PieceCursor> memory_;  // unless the memory is contiguous
   std::int64_t contiguous_address_ = 0;
@@ -157,7 +159,7 @@ std::int64_t write_independent(StorageBackend& backend, int fd, FileMapping& map
   WindowIoSettings without_sieving = settings;
   without_sieving.sieve = SieveMode::disable;
   without_sieving.mapping = SieveMode::disable;
-  PieceBatcher batcher(view, stream_position, memory);
+  PieceBatcher batcher(view, stream_position, memory, settings.independent_batch_bytes);
   std::vector<WindowPiece>& pieces = scratch.pieces;
   std::int64_t data = 0;
   while (batcher.next(pieces, data)) {
@@ -181,7 +183,7 @@ std::int64_t read_independent(StorageBackend& backend, int fd, FileMapping& mapp
   WindowIoSettings without_mapping = settings;
   without_mapping.mapping = SieveMode::disable;
   const std::int64_t size = file_size(fd);
-  PieceBatcher batcher(view, stream_position, memory);
+  PieceBatcher batcher(view, stream_position, memory, settings.independent_batch_bytes);
   std::vector<WindowPiece>& pieces = scratch.pieces;
   std::int64_t total = 0;
   std::int64_t data = 0;

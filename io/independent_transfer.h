@@ -1,6 +1,7 @@
 // Independent transfers between a typed memory buffer and a file view,
 // with the I/O method chosen per batch of pieces (at most 65536 pieces
-// whose extent is at most 16 MiB):
+// whose extent is at most settings.independent_batch_bytes, 16 MiB by
+// default):
 //
 //   one request  the batch covers its extent (memory pieces as iovecs,
 //                or staged when they are small): always;

@@ -58,6 +58,11 @@ struct WindowIoSettings {
   // write access only. Writes then never sieve or map (both read the
   // window first); a window with holes goes vectored whatever `sieve` says.
   bool file_readable = true;
+  // Independent accesses (independent_transfer.h) only: the largest file
+  // extent one batch of pieces spans, which bounds the staging buffer a
+  // sieved read or a staged write uses (ROMIO's ind_rd_buffer_size and
+  // ind_wr_buffer_size). A piece longer than this is a batch of its own.
+  std::int64_t independent_batch_bytes = std::int64_t{16} << 20;
 };
 
 enum class WindowMethod { none, contiguous, sieve, mapped, vectored };

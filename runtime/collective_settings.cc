@@ -137,6 +137,16 @@ CollectiveSettings CollectiveSettings::from_hints(const Hints& hints, int ranks,
   if (const std::string* text = find(hints, "flowio_ds_mapping")) {
     settings.window_io.mapping = parse_keyword("flowio_ds_mapping", *text, io::parse_sieve_mode);
   }
+  const char* batch_key = writing ? "ind_wr_buffer_size" : "ind_rd_buffer_size";
+  if (const std::string* text = find(hints, batch_key)) {
+    settings.window_io.independent_batch_bytes =
+        parse_count(batch_key, *text, 1, std::int64_t{1} << 30);
+  }
+  if (const std::string* text = find(hints, "romio_no_indep_rw")) {
+    // A promise with no effect here: other values are ignored, not
+    // refused, as ROMIO ignores them (MPICH's i_aggregation1 passes "1").
+    settings.no_independent_accesses = *text == "true" || *text == "TRUE";
+  }
   if (const std::string* text = find(hints, "flowio_direct_threshold")) {
     // Compared with bytes per piece times pieces: at most 1 GiB keeps the
     // product within 64 bits for any access that fits in memory.

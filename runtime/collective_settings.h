@@ -35,12 +35,19 @@ struct CollectiveSettings {
   // flowio_compress, flowio_compress_min_bytes: compression of the data
   // exchanged point to point (not in Alltoallw rounds, not in direct mode).
   exchange::CompressionSettings compression;
+  // romio_no_indep_rw: the program's promise that it makes no independent
+  // accesses, with which ROMIO opens the file on its aggregators only.
+  // flowio opens it on every process in one step anyway, so the promise
+  // changes nothing here; it is reported (File::hints) for programs and
+  // hints files written for ROMIO.
+  bool no_independent_accesses = false;
 
   // Reads the hints for a write or a read on a communicator of `ranks`
   // processes. Throws UsageError(invalid_hint), naming the hint, for a
   // value of a hint flowio knows that it cannot use: not a number where one
   // is expected, out of range (negative sizes; more than 1 TiB, 1024
-  // buffers in flight, 1 GiB for flowio_direct_threshold), an unknown
+  // buffers in flight, 1 GiB for flowio_direct_threshold and
+  // ind_rd_buffer_size / ind_wr_buffer_size), an unknown
   // keyword, a rank outside the communicator. Hints flowio does not know
   // are ignored. cb_buffer_size above 1 GiB is taken as 1 GiB.
   static CollectiveSettings from_hints(const Hints& hints, int ranks, bool writing);

@@ -10,6 +10,7 @@
 #include "runtime/collective_context.h"
 #include "runtime/collective_operation.h"
 #include "runtime/converted_transfer.h"
+#include "runtime/engine.h"
 #include "runtime/executor.h"
 #include "runtime/graph_runner.h"
 #include "runtime/stage_support.h"
@@ -64,11 +65,13 @@ void access_file_directly(CollectiveOperation& op) {
         const bool writing = op.request.writing;
         std::int64_t moved = 0;
         if (op.request.conversion) {
-          // Data representation hook: converted in cache-sized chunks.
+          // Data representation hook: converted by the workers, chunk by
+          // chunk, while this thread moves the chunks converted before.
+          tbb::task_arena& workers = op.context.engine().arena();
           moved = writing ? write_converted(backend, fd, view, access.stream_begin(),
-                                            *op.request.conversion, kConversionChunkBytes)
+                                            *op.request.conversion, kConversionChunkBytes, workers)
                           : read_converted(backend, fd, view, access.stream_begin(),
-                                           *op.request.conversion, kConversionChunkBytes);
+                                           *op.request.conversion, kConversionChunkBytes, workers);
         } else if (memory.contiguous() &&
                    access.file_end() - access.file_begin() == access.bytes()) {
           // One piece in the file and in memory (the common small call): one

@@ -368,3 +368,71 @@ TEST_CASE("Api.External32.UnknownRepresentationIsRefused") {
   CHECK(file.type_extent(MPI_LONG_INT) == 8);
   file.close();
 }
+
+// Records of a char and a double (9 bytes each in external32) moved in
+// transfers of several conversion chunks, which split records at chunk
+// boundaries: independent and direct collective writes leave each record
+// big-endian in its place, and reads give every record back.
+TEST_CASE("Api.External32.LargeTransfersSplitRecordsAtChunks") {
+  struct Record {
+    char tag;
+    double value;
+  };
+  MPI_Datatype record = MPI_DATATYPE_NULL;
+  const int lengths[2] = {1, 1};
+  const MPI_Aint displacements[2] = {offsetof(Record, tag), offsetof(Record, value)};
+  const MPI_Datatype types[2] = {MPI_CHAR, MPI_DOUBLE};
+  MPI_Type_create_struct(2, lengths, displacements, types, &record);
+  MPI_Type_commit(&record);
+  constexpr int kRecords = 500000;  // 4.5 MB of stream per rank
+  const int rank = world_rank();
+  std::vector<Record> records(kRecords);
+  for (int i = 0; i < kRecords; ++i) {
+    records[static_cast<std::size_t>(i)] = Record{static_cast<char>(i % 127), rank + i * 0.5};
+  }
+  const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, "e32_large");
+  flowio::File file =
+      flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::rdwr,
+                         {{"romio_cb_write", "disable"}, {"romio_cb_read", "disable"}});
+  // A byte view: the file holds the records back to back, 9 bytes each.
+  file.set_view(0, MPI_BYTE, MPI_BYTE, {}, "external32");
+  const MPI_Offset mine = static_cast<MPI_Offset>(rank) * kRecords * 9;
+  for (const bool collective : {false, true}) {
+    CAPTURE(collective);
+    const std::size_t wrote = collective ? file.write_at_all(mine, records.data(), kRecords, record)
+                                         : file.write_at(mine, records.data(), kRecords, record);
+    CHECK(wrote == kRecords * (sizeof(char) + sizeof(double)));
+    file.sync();
+    MPI_Barrier(MPI_COMM_WORLD);
+    file.sync();
+    // Records around the first chunk boundaries, straight from the file.
+    const int fd = ::open(path.c_str(), O_RDONLY);
+    REQUIRE(fd >= 0);
+    for (const int i : {0, 116508, 116509, 233016, 233017, 349525, kRecords - 1}) {
+      unsigned char stored[9];
+      REQUIRE(::pread(fd, stored, 9, mine + static_cast<MPI_Offset>(i) * 9) == 9);
+      const Record& expected = records[static_cast<std::size_t>(i)];
+      CHECK(stored[0] == static_cast<unsigned char>(expected.tag));
+      std::uint64_t bits = 0;
+      std::memcpy(&bits, &expected.value, 8);
+      for (int b = 0; b < 8; ++b) {
+        CHECK(stored[1 + b] == static_cast<unsigned char>(bits >> (8 * (7 - b))));
+      }
+    }
+    ::close(fd);
+    std::vector<Record> back(kRecords, Record{0, -1.0});
+    const std::size_t read = collective ? file.read_at_all(mine, back.data(), kRecords, record)
+                                        : file.read_at(mine, back.data(), kRecords, record);
+    CHECK(read == kRecords * (sizeof(char) + sizeof(double)));
+    int wrong = 0;
+    for (int i = 0; i < kRecords; ++i) {
+      const Record& got = back[static_cast<std::size_t>(i)];
+      const Record& expected = records[static_cast<std::size_t>(i)];
+      if (got.tag != expected.tag || got.value != expected.value) ++wrong;
+    }
+    CHECK(wrong == 0);
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+  file.close();
+  MPI_Type_free(&record);
+}

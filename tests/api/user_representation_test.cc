@@ -88,6 +88,11 @@ int scaled_extent(MPI_Datatype type, MPI_Aint* extent) {
   return MPI_SUCCESS;
 }
 
+// Items per rank in the large transfers: 12 MiB of doubles in memory, 6 MiB
+// of the file's stream, so several chunks of converted_transfer.h.
+constexpr MPI_Count kLargeCount = 1536 * 1024;
+constexpr MPI_Offset kLateFailure = kLargeCount / 2;
+
 // Registered once per process (registrations last until exit).
 void register_once() {
   static const bool done = [] {
@@ -101,6 +106,21 @@ void register_once() {
     failing.write = [](void*, MPI_Datatype, MPI_Count, void*, MPI_Offset) { return MPI_ERR_OTHER; };
     failing.file_extent = scaled_extent;
     flowio::register_data_representation("failing_writes", std::move(failing));
+    // Fails only from item kLateFailure on: past the first chunks a
+    // large transfer converts while it moves earlier ones.
+    flowio::UserRepresentation late;
+    late.read = [](void* user, MPI_Datatype type, MPI_Count count, void* file,
+                   MPI_Offset position) {
+      return position + count > kLateFailure ? MPI_ERR_OTHER
+                                             : scaled_read(user, type, count, file, position);
+    };
+    late.write = [](void* user, MPI_Datatype type, MPI_Count count, void* file,
+                    MPI_Offset position) {
+      return position + count > kLateFailure ? MPI_ERR_OTHER
+                                             : scaled_write(user, type, count, file, position);
+    };
+    late.file_extent = scaled_extent;
+    flowio::register_data_representation("late_failures", std::move(late));
     return true;
   }();
   CHECK(done);
@@ -201,6 +221,63 @@ TEST_CASE("Api.UserRepresentation.DuplicatesAndFailures") {
     FAIL("a failing conversion function went unnoticed");
   } catch (const flowio::UsageError& error) {
     CHECK(error.code() == flowio::ErrorCode::conversion);
+  }
+  file.close();
+}
+
+// Large independent and direct collective transfers (several conversion
+// chunks, converted by the workers while the caller moves earlier ones):
+// every value arrives, and a conversion function failing half-way fails
+// the call, on every rank for the collective one, without leaving a task
+// behind.
+TEST_CASE("Api.UserRepresentation.LargeTransfersConvertWhileMoving") {
+  register_once();
+  const int rank = world_rank();
+  std::vector<double> values(static_cast<std::size_t>(kLargeCount));
+  for (std::size_t i = 0; i < values.size(); ++i) values[i] = value_of(rank, static_cast<int>(i));
+  const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, "user_large");
+  flowio::File file =
+      flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::rdwr,
+                         {{"romio_cb_write", "disable"}, {"romio_cb_read", "disable"}});
+  const MPI_Offset mine = rank * kLargeCount;
+  for (const bool collective : {false, true}) {
+    CAPTURE(collective);
+    file.set_view(0, MPI_DOUBLE, MPI_DOUBLE, {}, "scaled_doubles");
+    const std::size_t wrote = collective
+                                  ? file.write_at_all(mine, values.data(), kLargeCount, MPI_DOUBLE)
+                                  : file.write_at(mine, values.data(), kLargeCount, MPI_DOUBLE);
+    CHECK(wrote == kLargeCount * sizeof(double));
+    file.sync();
+    MPI_Barrier(MPI_COMM_WORLD);
+    file.sync();
+    std::vector<double> back(values.size(), -1.0);
+    const std::size_t read = collective
+                                 ? file.read_at_all(mine, back.data(), kLargeCount, MPI_DOUBLE)
+                                 : file.read_at(mine, back.data(), kLargeCount, MPI_DOUBLE);
+    CHECK(read == kLargeCount * sizeof(double));
+    std::size_t wrong = 0;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      if (back[i] != std::lround(values[i] * 1000) / 1000.0) ++wrong;
+    }
+    CHECK(wrong == 0);
+
+    file.set_view(0, MPI_DOUBLE, MPI_DOUBLE, {}, "late_failures");
+    for (const bool writing : {true, false}) {
+      CAPTURE(writing);
+      try {
+        if (collective) {
+          writing ? file.write_at_all(mine, values.data(), kLargeCount, MPI_DOUBLE)
+                  : file.read_at_all(mine, back.data(), kLargeCount, MPI_DOUBLE);
+        } else {
+          writing ? file.write_at(mine, values.data(), kLargeCount, MPI_DOUBLE)
+                  : file.read_at(mine, back.data(), kLargeCount, MPI_DOUBLE);
+        }
+        FAIL("a conversion function failing half-way went unnoticed");
+      } catch (const flowio::UsageError& error) {
+        CHECK(error.code() == flowio::ErrorCode::conversion);
+      }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
   }
   file.close();
 }

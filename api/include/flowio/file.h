@@ -57,7 +57,9 @@ class File {
   // Collective over `comm`: opens (or creates) `path` on every process.
   // Throws UsageError for a bad mode and IoError when the file cannot be
   // opened on any process (then it throws on every process). Requires MPI
-  // initialized with MPI_THREAD_MULTIPLE.
+  // initialized with MPI_THREAD_MULTIPLE. `hints` apply over the system
+  // hints file's (FLOWIO_HINTS, else ROMIO_HINTS, else /etc/romio-hints;
+  // see hints.h): a key in `hints` keeps its value here.
   static File open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& hints = {});
 
   File() noexcept;

@@ -2,6 +2,17 @@
 // File::open or File::set_view. Unknown keys are ignored, as MPI says.
 // ROMIO's names are used where ROMIO has the same hint.
 //
+// System hints file: File::open also applies the hints of the file named
+// by the environment variable FLOWIO_HINTS, else ROMIO_HINTS (the one
+// MPICH's MPI-IO reads), else /etc/romio-hints if it exists. Lines are
+// "key value"; '#' at the start of a line makes it a comment; a line of
+// one word or of more than two is ignored, and a key set again keeps its
+// first value (both printed to stderr by rank 0 of MPI_COMM_WORLD). The
+// file is read once per process, at its first open. A key the program
+// passes to open keeps the program's value; a value flowio refuses in the
+// file fails open as the program's would (invalid_hint), the message
+// naming the file.
+//
 // Storage
 //   flowio_io_backend        "auto" (default), "io_uring" or "posix" (the
 //                            environment variable FLOWIO_IO_BACKEND overrides
@@ -26,6 +37,19 @@
 //                            else two-phase I/O; "enable": always two-phase;
 //                            "disable": never.
 //   flowio_direct_threshold  that piece size in bytes.
+// Independent I/O
+//   ind_rd_buffer_size,      the largest file extent one batch of an
+//   ind_wr_buffer_size       independent read (write) spans, which bounds
+//                            its staging buffer (default 16 MiB each; at
+//                            most 1 GiB). A piece longer than this is a
+//                            batch of its own.
+//   romio_no_indep_rw        "true" or "false" (default): the program's
+//                            promise that it makes no independent
+//                            accesses, with which ROMIO opens the file on
+//                            its aggregators only. flowio opens it on every
+//                            process in one step anyway: reported, no
+//                            effect. Other values are ignored (reported
+//                            "false"), as ROMIO ignores them.
 //   flowio_realm_policy      "even" (default: the aggregate access region split
 //                            evenly), "aligned" (boundaries on multiples of
 //                            romio_cb_fr_alignment or striping_unit),
