@@ -147,13 +147,14 @@ std::int64_t file_size(int fd) {
 
 std::int64_t write_independent(StorageBackend& backend, int fd, FileMapping& mapping,
                                const core::FileView& view, std::int64_t stream_position,
-                               const core::MemoryLayout& memory, const WindowIoSettings& settings) {
+                               const core::MemoryLayout& memory, const WindowIoSettings& settings,
+                               bool may_rewrite_extent) {
   if (memory.bytes() == 0) return 0;
   if (view.is_contiguous() && memory.contiguous()) {
     return write_to_view(backend, fd, view, stream_position, memory);
   }
-  // Never read-modify-write (see the header): covered batches go as one
-  // request, the others vectored.
+  // Without the caller's word, never read-modify-write (see the header):
+  // covered batches go as one request, the others vectored.
   WindowIoSettings without_sieving = settings;
   without_sieving.sieve = SieveMode::disable;
   without_sieving.mapping = SieveMode::disable;
@@ -161,6 +162,10 @@ std::int64_t write_independent(StorageBackend& backend, int fd, FileMapping& map
   std::vector<WindowPiece>& pieces = scratch.pieces;
   std::int64_t data = 0;
   while (batcher.next(pieces, data)) {
+    if (may_rewrite_extent) {
+      write_window(backend, fd, pieces, settings, scratch.staging);
+      continue;
+    }
     if (worth_mapping(shape_of(pieces, data), pieces.size(), settings) && mapping.store(pieces)) {
       continue;
     }

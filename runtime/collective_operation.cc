@@ -62,6 +62,8 @@ Future<std::size_t> CollectiveOperation::start(CollectiveContext& context,
   op.announcement.plan_key = plan_key(op.request);
   op.announcement.refused = op.request.refused;
   op.announcement.direction = op.request.writing ? 1 : 2;
+  op.announcement.needs_lock =
+      op.request.atomic && op.request.atomic->needs_lock(op.request.access) ? 1 : 0;
   op.announcements.resize(static_cast<std::size_t>(context.ranks()));
   const bool run_inline = context.begin_operation(op.request.blocking);
   op.runner = &context.runner(run_inline, *op.request.settings);

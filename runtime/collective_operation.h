@@ -42,7 +42,7 @@ class GraphRunner;
 // What each process tells the others at the call (one MPI_Iallgather):
 // its access summary, the key of its access for the plan cache, and
 // whether it has already done its part itself (accessed_early), with what
-// outcome.
+// outcome, and in atomic mode whether its access needs the lock.
 struct Announcement {
   core::AccessSummary summary;
   std::uint64_t plan_key = 0;
@@ -50,6 +50,11 @@ struct Announcement {
   std::int64_t failed_early = 0;
   std::int64_t refused = 0;    // CollectiveRequest::refused
   std::int64_t direction = 0;  // 1: a write, 2: a read
+  // Atomic mode: the access touches an object shared with another process
+  // (sync::AtomicMode::needs_lock). Two-phase I/O takes the lock when any
+  // process's does; every process sees the same announcements, so they
+  // all decide alike.
+  std::int64_t needs_lock = 0;
 };
 
 // A frame header's room, for a framed message (exchange/compress_stage.h).
