@@ -41,7 +41,8 @@
 // Usage: mpiexec -n N bazel-bin/bench/locks [--test=all] [--reps=5]
 //   [--locks=...] [--latency_iterations=1000] [--iterations=100]
 //   [--work_ms=0,1,10,100] [--hold_ms=2000] [--mib=64]
-//   [--view=contiguous|strided] [--regions=tiled|open] [--dir=$TMPDIR]
+//   [--view=contiguous|strided] [--regions=tiled|open] [--hints=key=value,...]
+//   [--dir=$TMPDIR]   (--hints: flowio hints for every flowio configuration)
 #include <mpi.h>
 #include <sys/resource.h>
 
@@ -282,7 +283,8 @@ MPI_Datatype region_filetype(bool strided, bool tiled, std::int64_t bytes,
 }
 
 void throughput(bench::Report& report, const std::string& dir, int reps, std::int64_t mib,
-                bool strided, bool tiled, const std::vector<LockSettings>& kinds) {
+                bool strided, bool tiled, const std::vector<LockSettings>& kinds,
+                const flowio::Hints& extra_hints) {
   constexpr std::int64_t kChunk = 1 << 20;
   const std::int64_t bytes = mib * kChunk;
   const std::int64_t extent = strided ? 2 * bytes : bytes;
@@ -291,9 +293,11 @@ void throughput(bench::Report& report, const std::string& dir, int reps, std::in
     const std::string pattern = std::string(overlapping ? "overlapping" : "disjoint") +
                                 (strided ? "_strided" : "") + (tiled ? "" : "_open");
     // Tiled: regions repeat every P regions (every P half-regions when
-    // they overlap by half).
-    MPI_Datatype filetype = region_filetype(strided, tiled, bytes, extent,
-                                            (overlapping ? extent / 2 : extent) * world_size());
+    // they overlap by half, at least one region: a view may not overlap
+    // itself).
+    MPI_Datatype filetype = region_filetype(
+        strided, tiled, bytes, extent,
+        overlapping ? extent / 2 * std::max(world_size(), 2) : extent * world_size());
     // One configuration: a name and a timed write of this rank's region.
     struct Configuration {
       std::string name;
@@ -335,9 +339,9 @@ void throughput(bench::Report& report, const std::string& dir, int reps, std::in
         return seconds;
       };
     };
-    configurations.push_back({"flowio_atomic_off", flowio_write({}, false)});
+    configurations.push_back({"flowio_atomic_off", flowio_write(extra_hints, false)});
     for (const LockSettings& kind : kinds) {
-      flowio::Hints hints;
+      flowio::Hints hints = extra_hints;
       kind.describe(hints);
       configurations.push_back({"flowio_" + lock_name(kind), flowio_write(hints, true)});
     }
@@ -386,6 +390,13 @@ int main(int argc, char** argv) {
         const bool strided =
             options.choice("view", "contiguous", {"contiguous", "strided"}) == "strided";
         const bool tiled = options.choice("regions", "tiled", {"tiled", "open"}) == "tiled";
+        flowio::Hints extra_hints;
+        for (const std::string& hint : split(options.text("hints", ""))) {
+          const std::size_t equals = hint.find('=');
+          if (equals == std::string::npos)
+            throw flowio::UsageError(flowio::ErrorCode::invalid_argument, "--hints: key=value,...");
+          extra_hints[hint.substr(0, equals)] = hint.substr(equals + 1);
+        }
         options.finish();
 
         bench::ScratchFile lock_file(common.dir, "locks_fcntl");
@@ -410,7 +421,7 @@ int main(int argc, char** argv) {
               LockSettings::from_hints({{"flowio_lock", "mcs"}}),
               LockSettings::from_hints({{"flowio_lock", "fcntl"}}),
           };
-          throughput(report, common.dir, common.reps, mib, strided, tiled, kinds);
+          throughput(report, common.dir, common.reps, mib, strided, tiled, kinds, extra_hints);
         }
       });
 }
