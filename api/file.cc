@@ -24,6 +24,7 @@
 #include "io/sieve_lock.h"
 #include "io/storage_backend.h"
 #include "io/view_transfer.h"
+#include "runtime/access_gather.h"
 #include "runtime/collective_context.h"
 #include "runtime/collective_error.h"
 #include "runtime/collective_settings.h"
@@ -39,6 +40,7 @@
 #include "runtime/trace.h"
 #include "sync/atomic_mode.h"
 #include "sync/lock_settings.h"
+#include "sync/object_set.h"
 
 namespace flowio {
 namespace {
@@ -61,6 +63,12 @@ void validate_mode(Mode mode) {
 // microsecond, less than handing it to a thread and waking the waiter
 // (MPICH's MPI-IO does all its nonblocking file I/O at the call).
 constexpr std::int64_t kAtTheCallBytes = 65536;
+
+// Atomic mode's object set covers the views' common period when it holds
+// at most this many pieces (about 14 MiB of objects, built in about 15 ms),
+// else as much of the file as that many pieces cover; accesses beyond it
+// take the lock as if they touched shared objects.
+constexpr std::int64_t kAtomicModeObjectPieces = std::int64_t{1} << 18;
 
 // O_APPEND is never passed: pwrite on an O_APPEND descriptor ignores its
 // offset on Linux, and MPI's append mode only moves the initial pointers.
@@ -323,9 +331,9 @@ struct File::Impl {
 
   // An aggregator sieving a window writes the window's holes back as it
   // read them, so a write of a hole's bytes in between would be lost. Its
-  // bytes' writers are kept out by the sieve lock (out of atomic mode,
-  // whose leases do it), which the aggregator holds from its read to its
-  // write: an independent write takes it too
+  // bytes' writers are kept out by the sieve lock, which the aggregator
+  // holds from its read to its write (in atomic mode too, where accesses
+  // of private objects take no lease): an independent write takes it too
   // while a collective write is pending on its process (a process without
   // one is not inside any collective write: a collective write ends on
   // every process only after every aggregator has written). An
@@ -384,6 +392,11 @@ struct File::Impl {
   // Collective: turns atomic mode on (building the lock the hints choose)
   // or off (freeing it).
   void set_atomicity(bool on);
+  // Collective, in atomic mode: tells it the objects of every process's
+  // current view, so that accesses of private objects take no lock. Run
+  // when atomic mode is turned on and at every set_view while it is on (a
+  // set describes the views it was built from).
+  void describe_views_to_atomic_mode();
 
   // Reads or writes `count` copies of `datatype` at view offset `offset`
   // (in etypes) on the calling thread, and returns the bytes moved. With
@@ -400,7 +413,10 @@ struct File::Impl {
   // staging buffer when the representation is not native, else by the
   // independent methods (io/independent_transfer.h). Returns the memory
   // bytes moved.
-  std::int64_t transfer(bool writing, const Transfer& transfer, const core::FileView& on_view);
+  // `may_rewrite_extent`: atomic mode's word that no one else writes the
+  // bytes between the pieces meanwhile (io/independent_transfer.h).
+  std::int64_t transfer(bool writing, const Transfer& transfer, const core::FileView& on_view,
+                        bool may_rewrite_extent = false);
   // The stream bytes a transfer covers in the current view.
   core::Access access_of(const Transfer& transfer) const {
     return core::Access(view, transfer.stream_position,
@@ -562,6 +578,29 @@ void File::Impl::set_atomicity(bool on) {
     built = std::make_shared<sync::AtomicMode>(comm, path, settings, *lock_port);
   });
   atomic = std::move(built);
+  describe_views_to_atomic_mode();
+}
+
+void File::Impl::describe_views_to_atomic_mode() {
+  // Every process takes the same branch: the access mode and the data
+  // representation are the same everywhere (MPI requires it of set_view).
+  // Views of another representation lie in the file by its extents, not
+  // by the flattened types that would travel. Views of a read-only file
+  // may overlap (their pieces out of order, which a set is not built
+  // from), and its accesses are reads, whose shared leases never wait for
+  // one another. Without a set every access keeps its lease.
+  if (!representation->is_native() || has(mode, Mode::rdonly)) {
+    atomic->set_objects(nullptr);
+    return;
+  }
+  const bool data = view->filetype().size() > 0;
+  const std::vector<core::Access> accesses =
+      runtime::allgather_accesses(comm, core::Access(view, 0, data ? 1 : 0));
+  std::vector<std::shared_ptr<const core::FileView>> views;
+  views.reserve(accesses.size());
+  for (const core::Access& access : accesses) views.push_back(access.view());
+  atomic->set_objects(std::make_shared<const sync::ObjectSet>(
+      sync::ObjectSet::of_views(views, kAtomicModeObjectPieces)));
 }
 
 void File::set_atomicity(bool atomic) { impl().set_atomicity(atomic); }
@@ -595,6 +634,7 @@ void File::set_view(MPI_Offset displacement, MPI_Datatype etype, MPI_Datatype fi
   file.pointer = 0;
   file.merge_hints(hints);
   file.forget_plans();
+  if (file.atomic) file.describe_views_to_atomic_mode();
 }
 
 void File::set_hints(const Hints& hints) {
@@ -694,10 +734,10 @@ File::Impl::WriteGuard File::Impl::guard_write(const Transfer& transfer) {
 }
 
 std::int64_t File::Impl::transfer(bool writing, const Transfer& transfer,
-                                  const core::FileView& on_view) {
-  // In atomic mode the lease this write holds keeps sieving aggregators
-  // out of its bytes already.
-  const WriteGuard guard = writing && !atomic ? guard_write(transfer) : WriteGuard();
+                                  const core::FileView& on_view, bool may_rewrite_extent) {
+  // In atomic mode too: a write of objects private to its process takes no
+  // lease, and a collective operation that needs none sieves all the same.
+  const WriteGuard guard = writing ? guard_write(transfer) : WriteGuard();
   if (transfer.conversion) {
     const std::int64_t stream_bytes =
         writing ? runtime::write_converted(*backend, fd.get(), on_view, transfer.stream_position,
@@ -716,7 +756,8 @@ std::int64_t File::Impl::transfer(bool writing, const Transfer& transfer,
   }
   const io::WindowIoSettings& methods = collective_settings(writing)->window_io;
   return writing ? io::write_independent(*backend, fd.get(), *mapping, on_view,
-                                         transfer.stream_position, transfer.memory, methods)
+                                         transfer.stream_position, transfer.memory, methods,
+                                         may_rewrite_extent)
                  : io::read_independent(*backend, fd.get(), *mapping, on_view,
                                         transfer.stream_position, transfer.memory, methods);
 }
@@ -725,19 +766,30 @@ std::size_t File::Impl::run_transfer(bool writing, MPI_Offset offset, const void
                                      MPI_Count count, MPI_Datatype datatype, bool advance_pointer) {
   const Transfer prepared =
       prepare_transfer(writing, offset, buffer, count, datatype, advance_pointer);
-  // Atomic mode: the lease is held around the I/O on this thread.
-  sync::Lease lease;
-  if (atomic) lease = atomic->lock_access(access_of(prepared), writing).get();
-  return static_cast<std::size_t>(transfer(writing, prepared, *view));
+  if (!atomic) return static_cast<std::size_t>(transfer(writing, prepared, *view));
+  // Atomic mode: the lease (if the access needs one) is held around the
+  // I/O on this thread.
+  const core::Access access = access_of(prepared);
+  const sync::Lease lease = atomic->lock_access(access, writing).get();
+  const bool rewrite = writing && atomic->may_rewrite_extent(access, lease.held());
+  return static_cast<std::size_t>(transfer(writing, prepared, *view, rewrite));
 }
 
 Future<std::size_t> File::Impl::start_transfer(bool writing, MPI_Offset offset, const void* buffer,
                                                MPI_Count count, MPI_Datatype datatype,
                                                bool advance_pointer) {
   Transfer prepared = prepare_transfer(writing, offset, buffer, count, datatype, advance_pointer);
-  if (!atomic && prepared.memory.bytes() <= kAtTheCallBytes) {
+  // Atomic mode: an access of objects private to this process needs no
+  // lease, and may go at the call like any other.
+  std::optional<core::Access> atomic_access;
+  if (atomic) atomic_access = access_of(prepared);
+  if ((!atomic || !atomic->needs_lock(*atomic_access)) &&
+      prepared.memory.bytes() <= kAtTheCallBytes) {
     try {
-      return make_ready_future(static_cast<std::size_t>(transfer(writing, prepared, *view)));
+      const bool rewrite =
+          atomic && writing && atomic->may_rewrite_extent(*atomic_access, /*leased=*/false);
+      return make_ready_future(
+          static_cast<std::size_t>(transfer(writing, prepared, *view, rewrite)));
     } catch (...) {
       return make_exception_future<std::size_t>(std::current_exception());
     }
@@ -750,11 +802,13 @@ Future<std::size_t> File::Impl::start_transfer(bool writing, MPI_Offset offset, 
   begin_operation();
   // Atomic mode: held around the I/O, released before the Future is ready.
   auto lease = std::make_shared<sync::Lease>();
-  const core::Access access = access_of(prepared);
   // File I/O runs on the I/O thread, never on a oneTBB worker.
-  auto task = [this, writing, prepared = std::move(prepared), promise, view = view, lease]() {
+  auto task = [this, writing, prepared = std::move(prepared), promise, view = view, lease,
+               atomic_mode = atomic, atomic_access]() {
     try {
-      const std::int64_t moved = transfer(writing, prepared, *view);
+      const bool rewrite =
+          atomic_mode && writing && atomic_mode->may_rewrite_extent(*atomic_access, lease->held());
+      const std::int64_t moved = transfer(writing, prepared, *view, rewrite);
       lease->release();
       promise->set_value(static_cast<std::size_t>(moved));
     } catch (...) {
@@ -768,7 +822,7 @@ Future<std::size_t> File::Impl::start_transfer(bool writing, MPI_Offset offset, 
     return future;
   }
   // The task runs once the lease is held; nobody waits for it meanwhile.
-  atomic->lock_access(access, writing)
+  atomic->lock_access(*atomic_access, writing)
       .then([this, lease, promise, task = std::move(task)](Future<sync::Lease> held) {
         try {
           *lease = held.get();

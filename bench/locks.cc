@@ -25,7 +25,15 @@
 //                      MPI-IO with atomic mode off and on; repetitions
 //                      interleaved, medians. --view=strided writes each
 //                      region through a vector view (1 KiB blocks, 1 KiB
-//                      holes: noncontiguous in the file).
+//                      holes: noncontiguous in the file). --regions=tiled
+//                      (the default) gives each rank a view that holds its
+//                      region only (the filetype's extent is P regions, as
+//                      an application that owns its region declares it),
+//                      so atomic mode's object set finds the disjoint
+//                      regions private; --regions=open starts each view at
+//                      its region and lets it run to the end of the file
+//                      (every view holds the later ranks' regions: all
+//                      shared).
 //   --test=all         all four (latency needs 2 ranks or more).
 // --locks=hybrid,one_sided,mcs,fcntl chooses the algorithms (each tried
 // whole-file and with ranges where the test cares).
@@ -33,7 +41,8 @@
 // Usage: mpiexec -n N bazel-bin/bench/locks [--test=all] [--reps=5]
 //   [--locks=...] [--latency_iterations=1000] [--iterations=100]
 //   [--work_ms=0,1,10,100] [--hold_ms=2000] [--mib=64]
-//   [--view=contiguous|strided] [--dir=$TMPDIR]
+//   [--view=contiguous|strided] [--regions=tiled|open] [--hints=key=value,...]
+//   [--dir=$TMPDIR]   (--hints: flowio hints for every flowio configuration)
 #include <mpi.h>
 #include <sys/resource.h>
 
@@ -253,21 +262,42 @@ MPI_Offset region_start(bool overlapping, std::int64_t extent) {
   return static_cast<MPI_Offset>(world_rank()) * (overlapping ? extent / 2 : extent);
 }
 
+// The filetype of a rank's view: its region's bytes (all of them, or 1 KiB
+// blocks with 1 KiB holes), repeating every `region_extent` (open: the view
+// runs on through the later regions) or every `tile_extent` (tiled: the
+// view holds its region only, and the same place in every later row of
+// regions).
+MPI_Datatype region_filetype(bool strided, bool tiled, std::int64_t bytes,
+                             std::int64_t region_extent, std::int64_t tile_extent) {
+  MPI_Datatype data = MPI_DATATYPE_NULL, filetype = MPI_DATATYPE_NULL;
+  if (strided) {
+    MPI_Type_vector(static_cast<int>(bytes / kStridedBlock), static_cast<int>(kStridedBlock),
+                    static_cast<int>(2 * kStridedBlock), MPI_BYTE, &data);
+  } else {
+    MPI_Type_contiguous(static_cast<int>(bytes), MPI_BYTE, &data);
+  }
+  MPI_Type_create_resized(data, 0, tiled ? tile_extent : region_extent, &filetype);
+  MPI_Type_commit(&filetype);
+  MPI_Type_free(&data);
+  return filetype;
+}
+
 void throughput(bench::Report& report, const std::string& dir, int reps, std::int64_t mib,
-                bool strided, const std::vector<LockSettings>& kinds) {
+                bool strided, bool tiled, const std::vector<LockSettings>& kinds,
+                const flowio::Hints& extra_hints) {
   constexpr std::int64_t kChunk = 1 << 20;
   const std::int64_t bytes = mib * kChunk;
   const std::int64_t extent = strided ? 2 * bytes : bytes;
   std::vector<char> data(static_cast<std::size_t>(kChunk), static_cast<char>('a' + world_rank()));
-  MPI_Datatype block = MPI_DATATYPE_NULL, view = MPI_DATATYPE_NULL;
-  MPI_Type_contiguous(static_cast<int>(kStridedBlock), MPI_BYTE, &block);
-  MPI_Type_create_resized(block, 0, 2 * kStridedBlock, &view);
-  MPI_Type_commit(&view);
-  MPI_Type_free(&block);
-  const MPI_Datatype filetype = strided ? view : MPI_BYTE;
   for (const bool overlapping : {false, true}) {
-    const std::string pattern =
-        std::string(overlapping ? "overlapping" : "disjoint") + (strided ? "_strided" : "");
+    const std::string pattern = std::string(overlapping ? "overlapping" : "disjoint") +
+                                (strided ? "_strided" : "") + (tiled ? "" : "_open");
+    // Tiled: regions repeat every P regions (every P half-regions when
+    // they overlap by half, at least one region: a view may not overlap
+    // itself).
+    MPI_Datatype filetype = region_filetype(
+        strided, tiled, bytes, extent,
+        overlapping ? extent / 2 * std::max(world_size(), 2) : extent * world_size());
     // One configuration: a name and a timed write of this rank's region.
     struct Configuration {
       std::string name;
@@ -309,9 +339,9 @@ void throughput(bench::Report& report, const std::string& dir, int reps, std::in
         return seconds;
       };
     };
-    configurations.push_back({"flowio_atomic_off", flowio_write({}, false)});
+    configurations.push_back({"flowio_atomic_off", flowio_write(extra_hints, false)});
     for (const LockSettings& kind : kinds) {
-      flowio::Hints hints;
+      flowio::Hints hints = extra_hints;
       kind.describe(hints);
       configurations.push_back({"flowio_" + lock_name(kind), flowio_write(hints, true)});
     }
@@ -330,14 +360,15 @@ void throughput(bench::Report& report, const std::string& dir, int reps, std::in
       report.line(bench::Fields()
                       .add("test", "throughput")
                       .add("pattern", pattern)
+                      .add("ranks", world_size())
                       .add("config", configurations[c].name)
                       .add("seconds", median)
                       .add("MiBps", static_cast<double>(world_size()) * mib / median)
                       .add("vs_flowio_off", median / flowio_off)
                       .add("speedup_vs_mpich_atomic", mpich_atomic / median));
     }
+    MPI_Type_free(&filetype);
   }
-  MPI_Type_free(&view);
 }
 
 }  // namespace
@@ -358,6 +389,14 @@ int main(int argc, char** argv) {
         const std::int64_t mib = options.integer("mib", 64);
         const bool strided =
             options.choice("view", "contiguous", {"contiguous", "strided"}) == "strided";
+        const bool tiled = options.choice("regions", "tiled", {"tiled", "open"}) == "tiled";
+        flowio::Hints extra_hints;
+        for (const std::string& hint : split(options.text("hints", ""))) {
+          const std::size_t equals = hint.find('=');
+          if (equals == std::string::npos)
+            throw flowio::UsageError(flowio::ErrorCode::invalid_argument, "--hints: key=value,...");
+          extra_hints[hint.substr(0, equals)] = hint.substr(equals + 1);
+        }
         options.finish();
 
         bench::ScratchFile lock_file(common.dir, "locks_fcntl");
@@ -382,7 +421,7 @@ int main(int argc, char** argv) {
               LockSettings::from_hints({{"flowio_lock", "mcs"}}),
               LockSettings::from_hints({{"flowio_lock", "fcntl"}}),
           };
-          throughput(report, common.dir, common.reps, mib, strided, kinds);
+          throughput(report, common.dir, common.reps, mib, strided, tiled, kinds, extra_hints);
         }
       });
 }

@@ -13,15 +13,19 @@
 //                settings.sieve_threshold on average;
 //   vectored     one request per run of touching pieces, batched.
 //
-// Writes are never sieved by read-modify-write: it would write back the
-// bytes between the pieces as they were read, losing what another process
-// wrote there meanwhile, and independent writers of interleaved bytes are
-// legal MPI. Mapped stores change only the bytes stored, so writes use
-// them where the file system keeps one page cache for all writers and the
-// descriptor is open read-write (coherent_for_mapped_stores); elsewhere,
-// and for pieces far apart, writes are vectored. Read-modify-write under a
-// byte-range lock would serve the other file systems once flowio has such
-// locks (issue 12).
+// Writes are not sieved by read-modify-write unless the caller says the
+// extent is theirs: it would write back the bytes between the pieces as
+// they were read, losing what another process wrote there meanwhile, and
+// independent writers of interleaved bytes are legal MPI. Mapped stores
+// change only the bytes stored, so writes use them where the file system
+// keeps one page cache for all writers and the descriptor is open
+// read-write (coherent_for_mapped_stores); elsewhere, and for pieces far
+// apart, writes are vectored. In atomic mode a write whose extent no one
+// else may write meanwhile (sync::AtomicMode::may_rewrite_extent: a
+// byte-range lease over it, or bytes between the pieces that no other
+// process's view holds) is written as a collective window is: sieved
+// where its pieces are dense, which is what ROMIO does under its fcntl
+// lock.
 //
 // Reads stop at end of file: memory for bytes past it is left untouched.
 #pragma once
@@ -39,10 +43,14 @@ namespace flowio::io {
 // Writes the memory's data to the view's stream from stream byte
 // `stream_position`. `settings` come from the write hints: sieve disable
 // forbids mapped stores (every batch vectored), mapping disable too.
-// Throws IoError on failure. Returns the bytes written.
+// `may_rewrite_extent`: no one else writes the bytes between the pieces
+// while this call runs, so each batch may be read, modified and written
+// back as a window (window_io.h), by `settings`. Throws IoError on
+// failure. Returns the bytes written.
 std::int64_t write_independent(StorageBackend& backend, int fd, FileMapping& mapping,
                                const core::FileView& view, std::int64_t stream_position,
-                               const core::MemoryLayout& memory, const WindowIoSettings& settings);
+                               const core::MemoryLayout& memory, const WindowIoSettings& settings,
+                               bool may_rewrite_extent = false);
 
 // Reads the view's stream from `stream_position` into the memory, the
 // method per batch chosen by `settings` (the read hints). Returns the bytes

@@ -20,7 +20,7 @@
 // A window whose pieces cover it is never read, whatever the settings.
 // Sieving writes bytes of the holes back unchanged, so a write sieves only
 // while no one else may write its extent: it holds the file's SieveLock
-// over it (io/sieve_lock.h) unless atomic mode's lock already does that;
+// over it (io/sieve_lock.h) unless its caller keeps writers out otherwise;
 // other collective operations' data phases keep out of its extent
 // (runtime/data_phase_scheduler.h).
 #pragma once
@@ -84,7 +84,8 @@ struct WindowIoResult {
 // from call to call for sieving. A window sieves only under `sieve_lock`
 // (the lock of the file `fd` writes), or with none (nullptr) where the
 // caller keeps every other writer out of the window's extent by other
-// means (atomic mode's lock); where the file system has no locks it goes
+// means (an independent atomic-mode write allowed to rewrite its extent,
+// io/independent_transfer.h); where the file system has no locks it goes
 // vectored instead. Throw IoError on failure.
 WindowIoResult write_window(StorageBackend& backend, int fd, std::span<const WindowPiece> pieces,
                             const WindowIoSettings& settings, std::vector<char>& staging,

@@ -39,6 +39,11 @@ struct Announcement {
   std::int64_t failed_early = 0;
   std::int64_t refused = 0;    // CollectiveRequest::refused
   std::int64_t direction = 0;  // 1: a write, 2: a read
+  // Atomic mode: the access touches an object shared with another process
+  // (sync::AtomicMode::needs_lock). Two-phase I/O takes the lock when any
+  // process's does; every process sees the same announcements, so they
+  // all decide alike.
+  std::int64_t needs_lock = 0;
 };
 
 // One operation's exchange of announcements. Used by one thread at a time;

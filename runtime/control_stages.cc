@@ -133,8 +133,13 @@ void plan_stage(CollectiveOperation& op, std::size_t, Next next) {
     op.recorder.record(Stage::realms, begin, -1, " items");
   }
   // Atomic mode: every process asks in call order (this stage is serial);
-  // the leader takes one lease over every process's access for all.
-  if (op.request.atomic && op.plan && op.plan->two_phase && !op.told_by_gather &&
+  // the leader takes one lease over every process's access for all. Not
+  // when every access touches only objects private to its process: no
+  // other access can conflict with any of them.
+  const bool lock_needed =
+      std::any_of(op.announcements.begin(), op.announcements.end(),
+                  [](const Announcement& announced) { return announced.needs_lock != 0; });
+  if (op.request.atomic && lock_needed && op.plan && op.plan->two_phase && !op.told_by_gather &&
       !anyone_failed_early(op)) {
     sync::ByteRange hull{std::numeric_limits<std::int64_t>::max(), 0};
     for (const core::AccessSummary& s : op.summaries) {

@@ -70,9 +70,7 @@ void write_window(CollectiveOperation& op, std::size_t w) {
       [&] {
         result = io::write_window(op.context.backend(), op.context.file().get(),
                                   window_pieces(plan, run.buffer), op.request.settings->window_io,
-                                  thread_staging(),
-                                  // Atomic mode's lease covers every window.
-                                  op.request.atomic ? nullptr : &op.context.sieve_lock());
+                                  thread_staging(), &op.context.sieve_lock());
       },
       "window_write");
   record_window_io(op, plan, begin, result);

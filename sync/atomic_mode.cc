@@ -19,6 +19,15 @@ struct AtomicMode::State : std::enable_shared_from_this<State> {
 
   Channel announcements;  // the leader's "held" (an MPI_Ibcast per operation)
   std::unique_ptr<Lock> lock;
+  // Replaced only between accesses (set_objects); read by every access,
+  // hence the mutex rather than a bare pointer swap.
+  mutable std::mutex objects_mutex;
+  std::shared_ptr<const ObjectSet> objects;
+
+  std::shared_ptr<const ObjectSet> current_objects() const {
+    std::lock_guard guard(objects_mutex);
+    return objects;
+  }
 
   // The leader announces operations in the order they were started, as
   // the others post their broadcasts, even when a later operation's lease
@@ -54,9 +63,28 @@ AtomicMode::AtomicMode(MPI_Comm comm, const std::string& path, LockSettings& set
 
 AtomicMode::~AtomicMode() = default;
 
+void AtomicMode::set_objects(std::shared_ptr<const ObjectSet> objects) {
+  std::lock_guard guard(state_->objects_mutex);
+  state_->objects = std::move(objects);
+}
+
+bool AtomicMode::needs_lock(const core::Access& access) const {
+  if (access.empty()) return false;
+  const std::shared_ptr<const ObjectSet> objects = state_->current_objects();
+  return !objects || objects->touches_shared(access);
+}
+
 Future<Lease> AtomicMode::lock_access(const core::Access& access, bool writing) {
-  if (access.empty()) return make_ready_future(Lease());
+  if (!needs_lock(access)) return make_ready_future(Lease());
   return state_->lock->acquire({access.file_begin(), access.file_end()}, mode_for(writing));
+}
+
+bool AtomicMode::may_rewrite_extent(const core::Access& access, bool leased) const {
+  if (access.empty()) return false;
+  const std::shared_ptr<const ObjectSet> objects = state_->current_objects();
+  if (!objects) return leased;
+  return !objects->others_may_access(access.file_begin(), access.file_end(),
+                                     state_->announcements.rank(), leased);
 }
 
 Future<Lease> AtomicMode::lock_collective(ByteRange hull, bool writing) {

@@ -18,6 +18,13 @@
 // for a concurrent independent access; taken by one process, it needs no
 // ordering between the aggregators' own requests, which could otherwise
 // deadlock behind a waiting request that spans two of them.
+//
+// With an object set (set_objects: the objects of every process's view),
+// an access that touches only bytes no other process's view holds cannot
+// conflict with anything and takes no lease; a collective operation in
+// which no process's access touches a shared object takes none either
+// (the processes learn it from the operation's summary gather, so they
+// all decide alike).
 #pragma once
 
 #include <mpi.h>
@@ -31,13 +38,15 @@
 #include "runtime/core/access.h"
 #include "sync/lock.h"
 #include "sync/lock_settings.h"
+#include "sync/object_set.h"
 #include "sync/progress_port.h"
 
 namespace flowio::sync {
 
-// Thread safety: lock_access from any thread; lock_collective from the
-// threads that run collective operations, in operation order; close from
-// one.
+// Thread safety: lock_access, needs_lock and may_rewrite_extent from any
+// thread; lock_collective from the threads that run collective
+// operations, in operation order; set_objects and close from one, with no
+// access in flight.
 class AtomicMode {
  public:
   // Collective over `comm`: builds the lock (make_lock; `settings` is
@@ -51,10 +60,34 @@ class AtomicMode {
 
   const LockSettings& settings() const { return settings_; }
 
+  // The objects of every process's current view, or null (then every
+  // nonempty access needs a lease). Ranks are those of the communicator
+  // atomic mode was built over. Collective in effect: every process must
+  // pass a set built from the same views, or the processes' collective
+  // decisions differ.
+  void set_objects(std::shared_ptr<const ObjectSet> objects);
+
+  // Whether `access` needs a lease: it is nonempty and, as far as the
+  // object set knows, touches a byte another process's view holds.
+  bool needs_lock(const core::Access& access) const;
+
   // The lease an independent access needs: over [access.file_begin(),
-  // access.file_end()), exclusive when `writing`. An empty access needs
-  // none (a ready, empty Lease).
+  // access.file_end()), exclusive when `writing`. An access that needs
+  // none (needs_lock) gets a ready, empty Lease at once.
   Future<Lease> lock_access(const core::Access& access, bool writing);
+
+  // Whether a write of `access` may read-modify-write its extent (rewrite
+  // the bytes between its pieces as they were read) without losing
+  // another process's write. `leased`: this access holds the lease
+  // lock_access gave it (a lease over the extent keeps out every access
+  // of a shared object; only objects private to another process, which
+  // their owner accesses without a lock, forbid it). Without a lease,
+  // every byte of the extent outside the access must lie outside every
+  // other process's view; without an object set, a lease is needed.
+  // Bytes between the pieces that belong to this process's own view are
+  // part of the access (a view never leaves its own bytes out of a
+  // stream range), so the process's own other accesses never meet them.
+  bool may_rewrite_extent(const core::Access& access, bool leased) const;
 
   // Collective, in the same order on every process, one call per
   // collective operation that runs two-phase I/O: the lease over `hull`

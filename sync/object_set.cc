@@ -214,21 +214,45 @@ bool ObjectSet::touches_shared_in_range(std::int64_t begin, std::int64_t end) co
   return !tree_.for_each_overlapping(begin, end, [this](ObjectId id) { return !shared(id); });
 }
 
-bool ObjectSet::touches_shared(std::int64_t begin, std::int64_t end) const {
+template <typename Matches>
+bool ObjectSet::any_object(std::int64_t begin, std::int64_t end, const Matches& matches,
+                           std::optional<bool> whole_period) const {
   if (end <= begin) return false;
   if (begin < range_begin_) return true;
-  if (end <= range_end_) return touches_shared_in_range(begin, end);
+  const auto in_range = [&](std::int64_t from, std::int64_t to) {
+    return !tree_.for_each_overlapping(from, to, [&](ObjectId id) { return !matches(id); });
+  };
+  if (end <= range_end_) return in_range(begin, end);
   if (period_ == 0) return true;
   // Past range_end_ the period repeats: fold what lies there into it.
-  if (begin < range_end_ && touches_shared_in_range(begin, range_end_)) return true;
+  if (begin < range_end_ && in_range(begin, range_end_)) return true;
   const std::int64_t first = std::max(begin, range_end_);
-  if (end - first >= period_) return period_has_shared_;
   const std::int64_t period_start = range_end_ - period_;
+  if (end - first >= period_) {
+    return whole_period ? *whole_period : in_range(period_start, range_end_);
+  }
   const std::int64_t folded = period_start + (first - period_start) % period_;
   const std::int64_t folded_end = folded + (end - first);
-  if (folded_end <= range_end_) return touches_shared_in_range(folded, folded_end);
-  return touches_shared_in_range(folded, range_end_) ||
-         touches_shared_in_range(period_start, period_start + (folded_end - range_end_));
+  if (folded_end <= range_end_) return in_range(folded, folded_end);
+  return in_range(folded, range_end_) ||
+         in_range(period_start, period_start + (folded_end - range_end_));
+}
+
+bool ObjectSet::touches_shared(std::int64_t begin, std::int64_t end) const {
+  return any_object(
+      begin, end, [this](ObjectId id) { return shared(id); }, period_has_shared_);
+}
+
+bool ObjectSet::others_may_access(std::int64_t begin, std::int64_t end, int rank,
+                                  bool private_only) const {
+  return any_object(
+      begin, end,
+      [&](ObjectId id) {
+        const std::span<const int> members = ranks(id);
+        if (private_only) return members.size() == 1 && members.front() != rank;
+        return !std::binary_search(members.begin(), members.end(), rank);
+      },
+      std::nullopt);
 }
 
 bool ObjectSet::touches_shared(const core::Access& access) const {

@@ -28,6 +28,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -106,6 +107,17 @@ class ObjectSet {
   // within the access's extent.
   bool touches_shared(const core::Access& access) const;
 
+  // Whether a process other than `rank` might access some byte of
+  // [begin, end) through its view: the byte lies in an object `rank` is
+  // not in, or where the set knows nothing (as touches_shared). With
+  // `private_only`, only objects private to one other process count. This
+  // is what a read-modify-write of an extent asks in atomic mode: its
+  // bytes outside the access must be written by nobody meanwhile; under a
+  // lease over the extent, accesses of shared objects wait for it, and
+  // only another process's private objects (accessed without a lock) are
+  // in the way.
+  bool others_may_access(std::int64_t begin, std::int64_t end, int rank, bool private_only) const;
+
   // The shared objects `rank` belongs to, in file order: where it shares
   // data, and (through ranks()) with whom. Objects, overlap queries and
   // this list cover [range_begin(), range_end()) only.
@@ -117,6 +129,13 @@ class ObjectSet {
  private:
   // touches_shared inside [range_begin_, range_end_).
   bool touches_shared_in_range(std::int64_t begin, std::int64_t end) const;
+  // Whether some object sharing a byte with [begin, end) matches, or some
+  // byte lies where the set knows nothing (before range_begin_, or past
+  // range_end_ without a period). Bytes past range_end_ are folded into
+  // the period; `whole_period`, when given, answers for a whole period.
+  template <typename Matches>
+  bool any_object(std::int64_t begin, std::int64_t end, const Matches& matches,
+                  std::optional<bool> whole_period) const;
 
   std::int64_t range_begin_ = 0;
   std::int64_t range_end_ = 0;

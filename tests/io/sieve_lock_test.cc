@@ -147,8 +147,8 @@ TEST_CASE("Io.SieveLock.SievingWriteWaitsForTheHolder") {
   CHECK(image[2500] == 'o');
 }
 
-// Without a lock (the caller keeps other writers out, as atomic mode's
-// lease does) the window sieves.
+// Without a lock (the caller keeps other writers out, as an atomic-mode
+// write allowed to rewrite its extent does) the window sieves.
 TEST_CASE("Io.SieveLock.WithoutALockTheCallerKeepsWritersOut") {
   ScratchFile file("sieve-lock-none");
   PosixBackend backend;
