@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "flowio/error.h"
+#include "runtime/core/lock_regions.h"
 
 namespace flowio::io {
 namespace {
@@ -18,13 +19,12 @@ bool means_no_locks(int error) {
   return error == ENOLCK || error == EINVAL || error == EOPNOTSUPP || error == ENOSYS;
 }
 
-// The extent [begin, end) is locked at [kShift + begin, kShift + end), far
-// past any data: byte-range locks of the file's own bytes are other
-// holders' (MPI-IO atomic mode taken with fcntl, sync/fcntl_lock.h, which
-// holds them while this process sieves under them, and programs that lock
-// the file themselves), and sieve locks must neither wait for those nor
-// make those wait.
-constexpr std::int64_t kShift = std::int64_t{1} << 62;
+// The extent [begin, end) is locked at [kShift + begin, kShift + end), past
+// every lock of the file's own bytes (runtime/core/lock_regions.h): those
+// are other holders' (atomic mode through fcntl, which a process may hold
+// while it sieves, programs that lock the file themselves), and sieve locks
+// must neither wait for them nor make them wait.
+constexpr std::int64_t kShift = core::kSieveLockBase;
 
 // Locks (F_WRLCK) or unlocks (F_UNLCK) the extent [begin, end) through
 // `fd`'s open file description, waiting for other descriptions' holders.

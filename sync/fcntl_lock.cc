@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <condition_variable>
 #include <deque>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "flowio/error.h"
+#include "runtime/core/lock_regions.h"
 
 namespace flowio::sync {
 
@@ -124,10 +126,11 @@ Future<Lease> FcntlLock::acquire(ByteRange range, LockMode mode) {
   struct flock region {};
   region.l_type = mode == LockMode::exclusive ? F_WRLCK : F_RDLCK;
   region.l_whence = SEEK_SET;
-  // Length 0 reaches to the end of the file however far it grows.
-  const bool to_end = !state_->ranges || range.end == std::numeric_limits<std::int64_t>::max();
-  region.l_start = state_->ranges ? range.begin : 0;
-  region.l_len = to_end ? 0 : range.end - range.begin;
+  // "To the end of the file" ends where the sieve locks begin
+  // (runtime/core/lock_regions.h), however far the file grows below it.
+  const bool to_end = !state_->ranges || range.end >= core::kSieveLockBase;
+  region.l_start = state_->ranges ? std::min(range.begin, core::kSieveLockBase - 1) : 0;
+  region.l_len = (to_end ? core::kSieveLockBase : range.end) - region.l_start;
   if (state_->ranges && range.end <= range.begin) return make_ready_future(Lease());
   const int fd = state_->descriptor();
   {

@@ -20,6 +20,7 @@
 #include "flowio/flowio.h"
 #include "runtime/core/access.h"
 #include "runtime/core/file_view.h"
+#include "runtime/core/lock_regions.h"
 #include "sync/atomic_mode.h"
 #include "sync/object_set.h"
 #include "tests/sync/lock_test_support.h"
@@ -46,6 +47,9 @@ class OutsideLock {
     struct flock region {};
     region.l_type = F_WRLCK;
     region.l_whence = SEEK_SET;
+    // Every byte of the file: up to the sieve locks, which guard flowio's
+    // read-modify-writes, not accesses (runtime/core/lock_regions.h).
+    region.l_len = flowio::core::kSieveLockBase;
     REQUIRE(::fcntl(fd_, F_OFD_SETLKW, &region) == 0);
   }
   void release() {
