@@ -22,12 +22,14 @@
 #include <vector>
 
 #include "flowio/flowio.h"
-#include "io/fault_injection.h"
 #include "tests/api/test_paths.h"
+#include "tests/support/fault_scope.h"
 #include "tests/support/rank_outcomes.h"
 #include "tests/support/test_progress.h"
 
 namespace {
+
+using flowio::testing::FaultScope;
 
 using flowio::ErrorCode;
 using flowio::testing::gather_outcomes;
@@ -126,21 +128,6 @@ const std::vector<Route>& routes() {
   };
   return all;
 }
-
-// Installs a fault plan for the files opened while it lives.
-class FaultScope {
- public:
-  explicit FaultScope(const std::string& plan) : plan_(plan) {
-    flowio::io::set_fault_plan(flowio::io::FaultPlan::parse(plan));
-  }
-  ~FaultScope() { flowio::io::set_fault_plan(flowio::io::FaultPlan{}); }
-  FaultScope(const FaultScope&) = delete;
-  FaultScope& operator=(const FaultScope&) = delete;
-  const std::string& plan() const { return plan_; }
-
- private:
-  std::string plan_;
-};
 
 // Writes this rank's data collectively and checks every rank succeeded;
 // then reads it back and compares.

@@ -22,10 +22,12 @@
 #include <vector>
 
 #include "flowio/flowio.h"
-#include "io/fault_injection.h"
 #include "tests/api/test_paths.h"
+#include "tests/support/fault_scope.h"
 
 namespace {
+
+using flowio::testing::FaultScope;
 
 constexpr std::int64_t kEdge = 4096;  // each rank's collective bytes
 
@@ -45,16 +47,6 @@ const flowio::Hints& sieving_hints() {
                                       {"cb_buffer_size", "16777216"}};
   return hints;
 }
-
-class FaultScope {
- public:
-  explicit FaultScope(const std::string& plan) {
-    flowio::io::set_fault_plan(flowio::io::FaultPlan::parse(plan));
-  }
-  ~FaultScope() { flowio::io::set_fault_plan(flowio::io::FaultPlan{}); }
-  FaultScope(const FaultScope&) = delete;
-  FaultScope& operator=(const FaultScope&) = delete;
-};
 
 // The file as rank 0 finds it after both ranks closed it.
 std::vector<char> image_of(const std::string& path) {

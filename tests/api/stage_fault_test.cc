@@ -20,12 +20,14 @@
 #include <vector>
 
 #include "flowio/flowio.h"
-#include "io/fault_injection.h"
 #include "tests/api/test_paths.h"
+#include "tests/support/fault_scope.h"
 #include "tests/support/future_deadline.h"
 #include "tests/support/test_progress.h"
 
 namespace {
+
+using flowio::testing::FaultScope;
 
 // A failure must reach every rank well within this (measured: a few
 // milliseconds; the margin is for a loaded machine and the sanitizers).
@@ -130,17 +132,6 @@ struct Fault {
 const Fault kFaults[] = {{"usage", flowio::ErrorCode::invalid_argument},
                          {"eio", flowio::ErrorCode::io},
                          {"bad_alloc", flowio::ErrorCode::io}};
-
-// Arms one injection point while it lives.
-class FaultScope {
- public:
-  explicit FaultScope(const std::string& plan) {
-    flowio::io::set_fault_plan(flowio::io::FaultPlan::parse(plan));
-  }
-  ~FaultScope() { flowio::io::set_fault_plan(flowio::io::FaultPlan{}); }
-  FaultScope(const FaultScope&) = delete;
-  FaultScope& operator=(const FaultScope&) = delete;
-};
 
 // What one rank saw, gathered to every rank.
 struct Seen {
