@@ -14,7 +14,9 @@
 #   process manager's connection to each rank is an inherited descriptor,
 #   so it crosses namespaces, while MPI traffic between the hosts can only
 #   take the veth. Ranks on one host talk TCP over that host's loopback
-#   (not limited).
+#   (not limited). The hosts share the file system, as a cluster shares a
+#   parallel one: $TMPDIR (or /tmp) is made a shared mount for the job, so
+#   that a file system one rank mounts under it is seen by every rank.
 # --rate: a tc rate ("1gbit", "100mbit", ...) or "none" (default 1gbit).
 # After `--`: mpiexec's -n (or -np) and any -genv, then the program.
 #
@@ -95,10 +97,13 @@ fi
 prefix="flowio-nb-$$"
 made=()
 scratch=""
+shared_mount=""
 cleanup() {
   local ns
   for ns in "${made[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
   made=()
+  [ -z "$shared_mount" ] || umount -l "$shared_mount" 2>/dev/null || true
+  shared_mount=""
   [ -z "$scratch" ] || rm -rf "$scratch"
 }
 # The job runs in the background of this script (run_job), so that a
@@ -194,14 +199,25 @@ done
 
 echo "netbed: ranks 0..$((split - 1)) in $a (va 10.77.0.1), $split..$((ranks - 1)) in $b" \
   "(vb 10.77.0.2), TCP over the veth, rate $rate each way" >&2
+# Each rank enters its host's network namespace and a mount namespace of
+# its own in which /sys shows that network namespace's devices (UCX looks
+# for them there), as `ip netns exec` does; unlike it, the rank keeps the
+# file system the job shares: mounts under $TMPDIR (made a shared mount
+# for the job, below) reach every host, as on a cluster-wide file system.
+shared=$(realpath "${TMPDIR:-/tmp}")
+mount --bind "$shared" "$shared" || { echo "netbed: cannot bind-mount $shared" >&2; exit 3; }
+shared_mount=$shared
+mount --make-shared "$shared" || { echo "netbed: cannot make $shared a shared mount" >&2; exit 3; }
+enter=(nsenter --net=/run/netns/NS unshare --mount --propagation unchanged --
+  sh -c 'mount --make-rprivate /sys && mount -t sysfs sysfs /sys && exec "$@"' rank)
 # A host with no rank gets no part in the MPMD command line.
 parts=()
 if [ "$split" -gt 0 ]; then
-  parts+=(-n "$split" ip netns exec "$a" env UCX_NET_DEVICES=va "$@")
+  parts+=(-n "$split" "${enter[@]/NS/$a}" env UCX_NET_DEVICES=va "$@")
 fi
 if [ "$split" -lt "$ranks" ]; then
   [ ${#parts[@]} -gt 0 ] && parts+=(:)
-  parts+=(-n "$((ranks - split))" ip netns exec "$b" env UCX_NET_DEVICES=vb "$@")
+  parts+=(-n "$((ranks - split))" "${enter[@]/NS/$b}" env UCX_NET_DEVICES=vb "$@")
 fi
 run_job mpiexec "${genv[@]}" "${parts[@]}" || status=$?
 exit "$status"

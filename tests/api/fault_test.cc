@@ -523,8 +523,10 @@ TEST_CASE("Api.Fault.FileMadeImmutableUnderAnOpenFile") {
   const MPI_Offset at = static_cast<MPI_Offset>(world_rank()) * kBytesPerRank;
   CHECK(file.write_at(at, data.data(), kBytesPerRank, MPI_CHAR) ==
         static_cast<std::size_t>(kBytesPerRank));
-  // Rank 0 sets the flag; where the file system or this process may not,
-  // the test is skipped.
+  // Rank 0 sets the flag once every rank has written (a rank still
+  // writing would see the flag early); where the file system or this
+  // process may not, the test is skipped.
+  MPI_Barrier(MPI_COMM_WORLD);
   int error = 0;
   int flags = 0;
   int descriptor = -1;

@@ -69,3 +69,62 @@ TEST_CASE("Api.Trace.EveryRankAndStage") {
   // 16 KiB of data per rank in 4 KiB windows: several io spans per write.
   CHECK(occurrences(text, "\"cat\":\"io\"") >= 4);
 }
+
+// With compression on, the compress and decompress spans say what went on
+// the wire: "bytes" of data as "wire_bytes" of frames, labelled "lzo" when
+// the frames are smaller. Zeros compress, so every such span of the write
+// (client compress, aggregator decompress) and of the read (aggregator
+// compress, client decompress) is "lzo", with fewer wire bytes.
+TEST_CASE("Api.Trace.CompressionSpansSayWhatWentOnTheWire") {
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const std::string trace = flowio::testing::scratch_path(MPI_COMM_WORLD, "trace.json");
+  setenv("FLOWIO_TRACE", trace.c_str(), 1);
+
+  constexpr int kPieces = 8192;
+  MPI_Datatype piece, tile;
+  MPI_Type_contiguous(64, MPI_BYTE, &piece);
+  MPI_Type_create_resized(piece, 0, 64 * ranks, &tile);
+  MPI_Type_commit(&tile);
+  std::vector<char> data(64 * kPieces, 0);
+  flowio::File file = flowio::File::open(
+      MPI_COMM_WORLD, flowio::testing::scratch_path(MPI_COMM_WORLD, "trace_compressed.dat"),
+      flowio::Mode::create | flowio::Mode::rdwr,
+      {{"cb_buffer_size", "65536"},
+       {"romio_cb_write", "enable"},
+       {"romio_cb_read", "enable"},
+       {"flowio_exchange", "point_to_point"},
+       {"flowio_compress", "on"},
+       {"flowio_compress_min_bytes", "1024"}});
+  file.set_view(64 * rank, MPI_BYTE, tile);
+  CHECK(file.write_all(data.data(), static_cast<MPI_Count>(data.size()), MPI_BYTE) == data.size());
+  CHECK(file.read_at_all(0, data.data(), static_cast<MPI_Count>(data.size()), MPI_BYTE) ==
+        data.size());
+  file.close();
+  MPI_Type_free(&tile);
+  MPI_Type_free(&piece);
+
+  if (rank != 0 || ranks == 1) return;  // one process exchanges nothing
+  std::ifstream in(trace);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const auto number_after = [&](std::size_t at, const std::string& key) {
+    const std::size_t found = text.find("\"" + key + "\":", at);
+    REQUIRE(found != std::string::npos);
+    return std::stoll(text.substr(found + key.size() + 3));
+  };
+  for (const char* stage : {"compress", "decompress"}) {
+    CAPTURE(stage);
+    int compressed_spans = 0;
+    const std::string category = std::string("\"cat\":\"") + stage + "\"";
+    for (std::size_t at = text.find(category); at != std::string::npos;
+         at = text.find(category, at + 1)) {
+      const std::size_t event = text.rfind('{', at);
+      const std::string label = text.substr(event, at - event);
+      if (label.find(" lzo\"") == std::string::npos) continue;
+      ++compressed_spans;
+      CHECK(number_after(at, "wire_bytes") < number_after(at, "bytes"));
+    }
+    CHECK(compressed_spans >= 2);
+  }
+}

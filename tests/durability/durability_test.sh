@@ -23,13 +23,13 @@ if [ -n "${TEST_SRCDIR:-}" ]; then
 else
   support="$(dirname "$(realpath "$0")")/../support"
 fi
-source "$support/sanitizer_mpiexec_args.sh"
+source "$support/mpi_runner_setup.sh"
 bazel_timeout=${TEST_TIMEOUT:-300}
 export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-$((bazel_timeout * 40 / 100))}
 
 echo "== close without sync, then a new process reads"
 mkdir -p "$work/no_sync"
-mpiexec -n "$ranks" ${env_args[@]+"${env_args[@]}"} "$program" write "$work/no_sync"
+"${mpi_launcher[@]}" -n "$ranks" ${env_args[@]+"${env_args[@]}"} "$program" write "$work/no_sync"
 "$program" verify "$work/no_sync" "$ranks"
 
 echo "== sync: fsync/fdatasync after every rank's last write, before sync returns"
@@ -40,7 +40,7 @@ fi
 mkdir -p "$work/sync"
 # LeakSanitizer cannot run under ptrace: off for the traced run.
 # shellcheck disable=SC2016  # expanded by each rank's shell
-mpiexec -n "$ranks" ${env_args[@]+"${env_args[@]}"} -genv FLOWIO_IO_BACKEND posix \
+"${mpi_launcher[@]}" -n "$ranks" ${env_args[@]+"${env_args[@]}"} -genv FLOWIO_IO_BACKEND posix \
   sh -c 'ASAN_OPTIONS=detect_leaks=0 exec strace -f -y -qq -s 96 -o "$0.$PMI_RANK" \
     -e trace=pwrite64,pwritev,pwritev2,mmap,fsync,fdatasync,write "$@"' \
   "$work/trace" "$program" sync "$work/sync"

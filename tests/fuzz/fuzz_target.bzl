@@ -31,7 +31,7 @@ def fuzz_target(name, deps):
             "//tests/support:lsan_suppressions.txt",
         ] + native.glob(["corpus/%s/*" % name]),
         # Under --config=asan: MPI's transports leak at exit (as in every
-        # MPI test, tests/support/sanitizer_mpiexec_args.sh).
+        # MPI test, tests/support/mpi_runner_setup.sh).
         env = {"LSAN_OPTIONS": "suppressions=$(rootpath //tests/support:lsan_suppressions.txt)"},
         size = "small",
     )

@@ -17,15 +17,15 @@ if [ -n "${TEST_SRCDIR:-}" ]; then
 else
   support="$(dirname "$(realpath "$0")")/../support"
 fi
-source "$support/sanitizer_mpiexec_args.sh"
+source "$support/mpi_runner_setup.sh"
 export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-120}
 
 preload=$(layer_preload "$program" "$layer")
 
 # A 32^3 grid in chunks of 8^3: 64 chunks per chunked dataset.
-mpiexec -n "$ranks" ${env_args[@]+"${env_args[@]}"} "$program" "$work/mpich.h5" 32 8 1 \
+"${mpi_launcher[@]}" -n "$ranks" ${env_args[@]+"${env_args[@]}"} "$program" "$work/mpich.h5" 32 8 1 \
   >"$work/mpich.out"
-mpiexec -n "$ranks" ${env_args[@]+"${env_args[@]}"} -genv LD_PRELOAD "$preload" \
+"${mpi_launcher[@]}" -n "$ranks" ${env_args[@]+"${env_args[@]}"} -genv LD_PRELOAD "$preload" \
   -genv FLOWIO_MPIIO_REPORT 1 "$program" "$work/flowio.h5" 32 8 1 >"$work/flowio.out" \
   2>"$work/flowio.err"
 cat "$work/mpich.out" "$work/flowio.out"

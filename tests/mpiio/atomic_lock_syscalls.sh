@@ -27,7 +27,7 @@ if [ -n "${TEST_SRCDIR:-}" ]; then
 else
   support="$(dirname "$(realpath "$0")")/../support"
 fi
-source "$support/sanitizer_mpiexec_args.sh"
+source "$support/mpi_runner_setup.sh"
 export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-120}
 
 preload=$(layer_preload "$program" "$layer")
@@ -48,7 +48,7 @@ trace() {
   mkdir -p "$work/$label/out"
   # LeakSanitizer cannot run under ptrace (the last -genv wins): off here.
   if ! (cd "$work/$label" && strace -f -qq -e trace=fcntl -o "$work/$label/strace" \
-    mpiexec -n "$ranks" ${env_args[@]+"${env_args[@]}"} -genv ASAN_OPTIONS detect_leaks=0 \
+    "${mpi_launcher[@]}" -n "$ranks" ${env_args[@]+"${env_args[@]}"} -genv ASAN_OPTIONS detect_leaks=0 \
     "$@" "$program" "$work/$label/out" \
     >"$work/$label/stdout" 2>"$work/$label/stderr"); then
     echo "FAIL: the $label run failed" >&2

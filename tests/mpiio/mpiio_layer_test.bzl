@@ -35,7 +35,7 @@ def mpiio_layer_test(name, ranks = [2], size = "medium"):
                 ":" + name,
                 _LAYER,
                 "//tests/support:lsan_suppressions.txt",
-                "//tests/support:sanitizer_mpiexec_args.sh",
+                "//tests/support:mpi_runner_setup.sh",
             ],
             size = size,
             tags = ["mpi"],
@@ -68,7 +68,7 @@ def mpiio_layer_only_test(name, ranks = [2], size = "medium", expected_failure_r
         ":" + name,
         layer,
         "//tests/support:lsan_suppressions.txt",
-        "//tests/support:sanitizer_mpiexec_args.sh",
+        "//tests/support:mpi_runner_setup.sh",
     ]
     for n in ranks:
         native.sh_test(

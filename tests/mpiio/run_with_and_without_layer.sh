@@ -19,7 +19,7 @@
 # check that a test's stdout and files are deterministic at all.
 #
 # Under --config=asan (FLOWIO_SANITIZER=asan) every rank gets the leak
-# suppressions MPICH needs (tests/support/sanitizer_mpiexec_args.sh).
+# suppressions MPICH needs (tests/support/mpi_runner_setup.sh).
 #
 # FLOWIO_TEST_LAUNCHER, if set, replaces mpiexec (as in
 # tests/support/run_mpi_test.sh): its words, then -n and -genv arguments
@@ -56,7 +56,7 @@ if [ -n "${TEST_SRCDIR:-}" ]; then
 else
   support="$(dirname "$(realpath "$0")")/../support"
 fi
-source "$support/sanitizer_mpiexec_args.sh"
+source "$support/mpi_runner_setup.sh"
 
 # A hung job (a collective that one rank never joins) must end before
 # Bazel's timeout (TEST_TIMEOUT, for all three runs), which would only say
@@ -69,8 +69,6 @@ run_share=$((bazel_timeout * 95 / 100 / 3))
 export FLOWIO_TEST_DEADLINE=${FLOWIO_TEST_DEADLINE:-$((run_share * 90 / 100))}
 export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-$((run_share * 95 / 100))}
 
-read -ra launcher <<<"${FLOWIO_TEST_LAUNCHER:-mpiexec}"
-
 # run LABEL [MPIEXEC_ARGS...]: runs the program in $work/LABEL with its
 # output directory $work/LABEL/out; records stdout, stderr and the status.
 run() {
@@ -79,7 +77,7 @@ run() {
   mkdir -p "$work/$label/out"
   local status=0
   (cd "$work/$label" &&
-    "${launcher[@]}" -n "$ranks" ${env_args[@]+"${env_args[@]}"} "$@" "$program" "$work/$label/out" \
+    "${mpi_launcher[@]}" -n "$ranks" ${env_args[@]+"${env_args[@]}"} "$@" "$program" "$work/$label/out" \
       >"$work/$label/stdout" 2>"$work/$label/stderr") || status=$?
   echo "$status" >"$work/$label/status"
 }

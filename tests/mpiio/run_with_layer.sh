@@ -20,7 +20,7 @@ if [ -n "${TEST_SRCDIR:-}" ]; then
 else
   support="$(dirname "$(realpath "$0")")/../support"
 fi
-source "$support/sanitizer_mpiexec_args.sh"
+source "$support/mpi_runner_setup.sh"
 
 # As in run_with_and_without_layer.sh, a hung job ends before Bazel's
 # timeout with the step under way named (here the run has it all).
@@ -32,7 +32,7 @@ export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-$((bazel_timeout * 95 / 100))}
 preload=$(layer_preload "$program" "$layer")
 
 status=0
-(cd "$work" && mpiexec -n "$ranks" ${env_args[@]+"${env_args[@]}"} -genv LD_PRELOAD "$preload" \
+(cd "$work" && "${mpi_launcher[@]}" -n "$ranks" ${env_args[@]+"${env_args[@]}"} -genv LD_PRELOAD "$preload" \
   -genv FLOWIO_MPIIO_REPORT 1 "$program" "$work/out" "$@" >"$work/stdout" 2>"$work/stderr") ||
   status=$?
 cat "$work/stdout"

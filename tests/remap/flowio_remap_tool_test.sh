@@ -13,9 +13,9 @@ if [ -n "${TEST_SRCDIR:-}" ]; then
 else
   support="$(dirname "$(realpath "$0")")/../support"
 fi
-source "$support/sanitizer_mpiexec_args.sh"
+source "$support/mpi_runner_setup.sh"
 dir=$(mktemp -d "${TEST_TMPDIR:-/tmp}/remap_tool.XXXXXX")
-run() { mpiexec -n "$1" "${env_args[@]}" "${@:2}"; }
+run() { "${mpi_launcher[@]}" -n "$1" "${env_args[@]}" "${@:2}"; }
 
 run 4 "$tool_case" make "$dir"
 run 3 "$flowio_remap" --input="$dir/input" --views="$dir/views" --output="$dir/output" \

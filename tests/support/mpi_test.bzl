@@ -5,7 +5,7 @@ load("//tests/support:expected_failures.bzl", "EXPECTED_FAILURES")
 
 _RUN_DATA = [
     "//tests/support:lsan_suppressions.txt",
-    "//tests/support:sanitizer_mpiexec_args.sh",
+    "//tests/support:mpi_runner_setup.sh",
 ]
 
 def mpi_test(name, srcs, deps = [], ranks = [1, 2, 4], args = [], env_by_ranks = {}, size = "medium", tags = [], expected_failure_ranks = None):

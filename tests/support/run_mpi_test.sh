@@ -21,7 +21,7 @@ if [ -n "${TEST_SRCDIR:-}" ]; then
 else
   support="$(dirname "$(realpath "$0")")"
 fi
-source "$support/sanitizer_mpiexec_args.sh"
+source "$support/mpi_runner_setup.sh"
 bazel_timeout=${TEST_TIMEOUT:-300}
 export FLOWIO_TEST_DEADLINE=${FLOWIO_TEST_DEADLINE:-$((bazel_timeout * 90 / 100))}
 export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-$((bazel_timeout * 95 / 100))}
@@ -29,5 +29,4 @@ export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-$((bazel_timeout * 95 / 100))}
 binary=$(realpath "$binary")
 export TMPDIR="${TEST_TMPDIR:-${TMPDIR:-/tmp}}"
 cd "$TMPDIR"
-read -ra launcher <<<"${FLOWIO_TEST_LAUNCHER:-mpiexec}"
-exec "${launcher[@]}" -n "$ranks" "${env_args[@]}" "$binary" "$@"
+exec "${mpi_launcher[@]}" -n "$ranks" "${env_args[@]}" "$binary" "$@"

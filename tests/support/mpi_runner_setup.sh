@@ -1,9 +1,16 @@
-# Sourced by the mpiexec test runners (run_mpi_test.sh,
-# tests/mpiio/run_with_and_without_layer.sh). Sets the array env_args to the
-# -genv arguments every rank needs under --config=asan: the leak
-# suppressions MPICH needs, leak detection, UBSan stack traces; empty
-# otherwise. Finds lsan_suppressions.txt next to this file, in the runfiles
-# under Bazel.
+# Sourced by the mpiexec test runners (run_mpi_test.sh, the tests/mpiio,
+# tests/hdf5, tests/remap and tests/durability scripts). Sets:
+# - mpi_launcher: the words that start an MPI job, `mpiexec` unless
+#   FLOWIO_TEST_LAUNCHER gives others; they are followed by mpiexec's own
+#   -n / -genv arguments and the program (e.g. "/path/tools/netbed.sh
+#   --hosts 2 --rate none --" runs every rank split over two network
+#   namespaces, MPI traffic over TCP: no shared memory between them).
+# - env_args: the -genv arguments every rank needs under --config=asan: the
+#   leak suppressions MPICH needs, leak detection, UBSan stack traces; empty
+#   otherwise. Finds lsan_suppressions.txt next to this file, in the
+#   runfiles under Bazel.
+# - layer_preload, below.
+read -ra mpi_launcher <<<"${FLOWIO_TEST_LAUNCHER:-mpiexec}"
 env_args=()
 if [ "${FLOWIO_SANITIZER:-}" = asan ]; then
   if [ -n "${TEST_SRCDIR:-}" ]; then
