@@ -70,7 +70,8 @@ void client_compress_stage(CollectiveOperation& op, std::size_t item, Next next)
                                               run.compression);
       },
       "compress");
-  op.recorder.record(Stage::compress, begin, plan.window, "", plan.bytes);
+  op.recorder.record_compression(Stage::compress, begin, plan.window, plan.bytes,
+                                 static_cast<std::int64_t>(run.outgoing.frame_bytes()));
   next();
 }
 
@@ -190,7 +191,9 @@ void client_decompress_stage(CollectiveOperation& op, std::size_t item, Next nex
             static_cast<std::size_t>(run.payload_bytes), run.scratch, run.compression));
       },
       "decompress");
-  op.recorder.record(Stage::decompress, begin, plan.window, "", run.received);
+  op.recorder.record_compression(
+      Stage::decompress, begin, plan.window, run.received,
+      static_cast<std::int64_t>(exchange::kFrameHeaderBytes) + run.payload_bytes);
   next();
 }
 

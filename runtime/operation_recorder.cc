@@ -39,13 +39,39 @@ void OperationRecorder::record_until(Stage stage, std::int64_t begin_ns, std::in
   if (bytes != 0) counters.bytes.fetch_add(bytes, std::memory_order_relaxed);
   if (messages != 0) counters.messages.fetch_add(messages, std::memory_order_relaxed);
   if (requests != 0) counters.io_requests.fetch_add(requests, std::memory_order_relaxed);
-  Trace& trace = Trace::process();
-  if (trace.enabled()) {
-    trace.record(stage_name(stage), rank_,
-                 std::string(writing_ ? "write#" : "read#") + std::to_string(sequence_) +
-                     (index >= 0 ? " w" + std::to_string(index) : "") + role,
-                 begin_ns, end_ns);
+  if (Trace::process().enabled()) {
+    std::string args;
+    const auto add = [&args](const char* key, std::int64_t value) {
+      if (value == 0) return;
+      if (!args.empty()) args += ',';
+      args += std::string("\"") + key + "\":" + std::to_string(value);
+    };
+    add("bytes", bytes);
+    add("messages", messages);
+    add("io_requests", requests);
+    trace(stage, begin_ns, end_ns, index, role, args);
   }
+}
+
+void OperationRecorder::record_compression(Stage stage, std::int64_t begin_ns, std::int64_t index,
+                                           std::int64_t bytes, std::int64_t wire_bytes) {
+  const std::int64_t end_ns = now_ns();
+  last_end_ns_.store(end_ns, std::memory_order_relaxed);
+  Counters& counters = stages_[static_cast<int>(stage)];
+  counters.nanoseconds.fetch_add(end_ns - begin_ns, std::memory_order_relaxed);
+  counters.bytes.fetch_add(bytes, std::memory_order_relaxed);
+  if (Trace::process().enabled()) {
+    trace(stage, begin_ns, end_ns, index, wire_bytes < bytes ? " lzo" : " raw",
+          "\"bytes\":" + std::to_string(bytes) + ",\"wire_bytes\":" + std::to_string(wire_bytes));
+  }
+}
+
+void OperationRecorder::trace(Stage stage, std::int64_t begin_ns, std::int64_t end_ns,
+                              std::int64_t index, const char* role, const std::string& args) const {
+  Trace::process().record(stage_name(stage), rank_,
+                          std::string(writing_ ? "write#" : "read#") + std::to_string(sequence_) +
+                              (index >= 0 ? " w" + std::to_string(index) : "") + role,
+                          begin_ns, end_ns, args);
 }
 
 void OperationRecorder::add_method(Method method) {

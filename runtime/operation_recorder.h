@@ -12,6 +12,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "flowio/statistics.h"
 #include "runtime/core/realm_policy.h"
@@ -97,6 +98,11 @@ class OperationRecorder {
   void record_until(Stage stage, std::int64_t begin_ns, std::int64_t end_ns,
                     std::int64_t index = -1, const char* role = "", std::int64_t bytes = 0,
                     std::int64_t messages = 0, std::int64_t requests = 0);
+  // A compress or decompress span: `bytes` of data went out (came in) as
+  // `wire_bytes` of frames. The trace shows both and labels the span
+  // "lzo" when the frames are smaller (some went compressed), else "raw".
+  void record_compression(Stage stage, std::int64_t begin_ns, std::int64_t index,
+                          std::int64_t bytes, std::int64_t wire_bytes);
   // The end of the span recorded last (0 before any).
   std::int64_t last_end_ns() const { return last_end_ns_.load(std::memory_order_relaxed); }
   void add_method(Method method);
@@ -118,6 +124,9 @@ class OperationRecorder {
   Counters stages_[static_cast<int>(Stage::count)];
   std::atomic<unsigned> methods_{0};
   std::atomic<std::int64_t> last_end_ns_{0};
+
+  void trace(Stage stage, std::int64_t begin_ns, std::int64_t end_ns, std::int64_t index,
+             const char* role, const std::string& args) const;
 };
 
 }  // namespace flowio::runtime

@@ -16,7 +16,7 @@ Trace::Trace() {
 }
 
 void Trace::record(const char* stage, int rank, const std::string& label, std::int64_t begin_ns,
-                   std::int64_t end_ns) {
+                   std::int64_t end_ns, const std::string& args) {
   if (!enabled()) return;
   std::lock_guard lock(mutex_);
   auto track = std::find(stages_.begin(), stages_.end(), stage);
@@ -27,7 +27,8 @@ void Trace::record(const char* stage, int rank, const std::string& label, std::i
   events_ += "{\"name\":\"" + label + "\",\"cat\":\"" + stage +
              "\",\"ph\":\"X\",\"pid\":" + std::to_string(rank) + ",\"tid\":" + std::to_string(tid) +
              ",\"ts\":" + std::to_string(begin_ns / 1000.0) +
-             ",\"dur\":" + std::to_string((end_ns - begin_ns) / 1000.0) + "}";
+             ",\"dur\":" + std::to_string((end_ns - begin_ns) / 1000.0) +
+             (args.empty() ? "}" : ",\"args\":{" + args + "}}");
   if (!new_track) return;
   events_ += ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":" + std::to_string(rank) +
              ",\"tid\":" + std::to_string(tid) + ",\"args\":{\"name\":\"" + stage + "\"}}";

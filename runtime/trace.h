@@ -23,9 +23,11 @@ class Trace {
   static Trace& process();
 
   bool enabled() const { return !path_.empty(); }
-  // One span of a stage: `label` names the operation and iteration.
+  // One span of a stage: `label` names the operation and iteration;
+  // `args`, if not empty, the members of the event's "args" object
+  // (`"bytes":4096,...`), which trace viewers show with the span.
   void record(const char* stage, int rank, const std::string& label, std::int64_t begin_ns,
-              std::int64_t end_ns);
+              std::int64_t end_ns, const std::string& args = {});
   // Collective over `comm`: rank 0 collects every rank's events and
   // rewrites the trace file. Does nothing when tracing is off.
   void write(MPI_Comm comm);

@@ -69,7 +69,11 @@ void window_compress_stage(CollectiveOperation& op, std::size_t w, Next next) {
         },
         "compress");
   }
-  op.recorder.record(Stage::compress, begin, plan.window.index, "", bytes);
+  std::int64_t wire_bytes = 0;
+  for (const exchange::CompressStage::Outgoing& frame : run.outgoing) {
+    wire_bytes += static_cast<std::int64_t>(frame.frame_bytes());
+  }
+  op.recorder.record_compression(Stage::compress, begin, plan.window.index, bytes, wire_bytes);
   next();
 }
 
@@ -179,7 +183,12 @@ void window_decompress_stage(CollectiveOperation& op, std::size_t w, Next next) 
         }
       },
       "decompress");
-  op.recorder.record(Stage::decompress, begin, plan.window.index, "", plan.total);
+  std::int64_t wire_bytes = 0;
+  for (std::size_t p = 0; p < plan.parts.size(); ++p) {
+    wire_bytes += static_cast<std::int64_t>(exchange::kFrameHeaderBytes) + run.payload_bytes[p];
+  }
+  op.recorder.record_compression(Stage::decompress, begin, plan.window.index, plan.total,
+                                 wire_bytes);
   next();
 }
 
