@@ -35,8 +35,8 @@
 // second file. MPICH advances nonblocking I/O only inside MPI calls, so its
 // loop also calls MPI_Test after every stencil sweep (the halo exchanges
 // call MPI too). Printed side by side, each time that of the slowest rank:
-//   t_io       one blocking (durable) checkpoint write;
-//   t_compute  one simulation step alone, without I/O;
+//   t_io       one blocking (durable) checkpoint write (median of 3);
+//   t_compute  one simulation step alone, without I/O (median of 3);
 //   t_total    one step of the loop: start the write, compute, wait
 //              (median over the steps);
 //   added      t_total - t_compute: what a checkpoint costs the simulation
@@ -44,7 +44,9 @@
 //   overlap  = (t_io + t_compute - t_total) / min(t_io, t_compute):
 //              1 when the write hides entirely, 0 when nothing overlaps,
 //              negative when writing in the background slows the step more
-//              than writing before it would;
+//              than writing before it would (above 1 only by the noise of
+//              the separate measurements: the step took less than the
+//              longer of the two alone);
 // then the statistics of flowio's last checkpoint write
 // (File::statistics().back()) on rank 0. A step is as many stencil sweeps
 // as take about as long as flowio's t_io, unless --sweeps says. The
@@ -589,12 +591,20 @@ bool run(const Options& options, const std::string& trace_path) {
         if (options.durable) check_mpi(MPI_File_sync(mpich.get()), "MPI_File_sync");
       }};
 
-  // t_io: one blocking write of the initial checkpoint into step 0's
-  // place, which the loop overwrites with the same bytes.
+  // t_io: blocking writes of the initial checkpoint into places past the
+  // loop's, so that each allocates file blocks as the loop's writes do;
+  // the implementations alternate, and each keeps its median.
   simulation.reset();
   simulation.save(checkpoint);
-  const double flowio_t_io = time_collective([&] { flowio_writer.write(checkpoint, 0); });
-  const double mpich_t_io = time_collective([&] { mpich_writer.write(checkpoint, 0); });
+  constexpr int kSamples = 3;
+  std::vector<double> flowio_io_samples, mpich_io_samples;
+  for (int sample = 0; sample < kSamples; ++sample) {
+    const std::int64_t place = options.steps + sample;
+    flowio_io_samples.push_back(time_collective([&] { flowio_writer.write(checkpoint, place); }));
+    mpich_io_samples.push_back(time_collective([&] { mpich_writer.write(checkpoint, place); }));
+  }
+  const double flowio_t_io = median(flowio_io_samples);
+  const double mpich_t_io = median(mpich_io_samples);
 
   // A step lasts about as long as flowio's checkpoint write, which could
   // then hide entirely behind it. Two trial steps separate the cost of a
@@ -608,8 +618,11 @@ bool run(const Options& options, const std::string& trace_path) {
     const double besides = std::max(few - kFewSweeps * per_sweep, 0.0);
     sweeps = std::clamp<std::int64_t>(std::llround((flowio_t_io - besides) / per_sweep), 1, 100000);
   }
-  simulation.reset();
-  const double t_compute = time_collective([&] { simulation.step(sweeps, [] {}); });
+  std::vector<double> compute_samples;
+  for (int sample = 0; sample < kSamples; ++sample) {
+    compute_samples.push_back(time_collective([&] { simulation.step(sweeps, [] {}); }));
+  }
+  const double t_compute = median(compute_samples);
 
   const LoopTimes flowio_times =
       run_steps(simulation, flowio_writer, options.steps, sweeps, checkpoint);
