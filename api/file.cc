@@ -127,6 +127,22 @@ bool same_everywhere(MPI_Comm comm, std::int64_t value) {
   return least[0] == -least[1];
 }
 
+// What set_view learns from every process in its one reduction: whether
+// the etype size is the same everywhere, and whether any process's new
+// view has holes (its independent writes may then sieve: File::Impl::
+// holes_in_some_view).
+struct ViewAgreement {
+  bool same_etype_size = true;
+  bool holes_somewhere = false;
+};
+
+ViewAgreement agree_on_view(MPI_Comm comm, std::int64_t etype_size, bool holes) {
+  const std::int64_t mine[3] = {etype_size, -etype_size, holes ? -1 : 0};
+  std::int64_t least[3] = {0, 0, 0};
+  check_mpi(MPI_Allreduce(mine, least, 3, MPI_INT64_T, MPI_MIN, comm), "MPI_Allreduce");
+  return ViewAgreement{least[0] == -least[1], least[2] < 0};
+}
+
 void require_same(bool same, const std::string& what) {
   if (!same) {
     throw UsageError(ErrorCode::not_same,
@@ -252,6 +268,15 @@ struct File::Impl {
   std::size_t collective_writes = 0;
   std::size_t unlocked_writes = 0;
   std::condition_variable unlocked_writes_done;
+  // Whether some process's current view has holes (agreed at set_view;
+  // false at open, where every view is the default one). Then independent
+  // writes may sieve: read their extent, fill in their pieces and write
+  // it back, as ROMIO does. So that no one's bytes are lost between the
+  // read and the write, every write of the file, by any process and any
+  // method, holds the sieve lock over its extent meanwhile (guard_write,
+  // io::WindowIoSettings::lock_every_write). With no holes anywhere, no
+  // write has holes to sieve, and small calls take no lock.
+  bool holes_in_some_view = false;
 
   Impl() = default;
   Impl(const Impl&) = delete;
@@ -311,6 +336,7 @@ struct File::Impl {
       auto settings = std::make_shared<runtime::CollectiveSettings>(
           runtime::CollectiveSettings::from_hints(hints, ranks, writing));
       settings->window_io.file_readable = fd.readable();
+      settings->window_io.lock_every_write = holes_in_some_view;
       kept = std::move(settings);
     }
     return kept;
@@ -339,7 +365,9 @@ struct File::Impl {
   // every process only after every aggregator has written). An
   // independent write that started before is waited for when a collective
   // write starts (begin_collective_write), as no aggregator reads a window
-  // before every process has joined.
+  // before every process has joined. While some process's view has holes
+  // (holes_in_some_view), every independent write takes the lock over its
+  // extent, whatever is pending, since independent writes may sieve too.
   class WriteGuard {
    public:
     WriteGuard() = default;
@@ -349,6 +377,10 @@ struct File::Impl {
     ~WriteGuard() {
       if (unlocked_of_ != nullptr) unlocked_of_->end_unlocked_write();
     }
+    // Whether the write holds the sieve lock over its whole extent: then,
+    // every other writer of the file keeping out of it, it may rewrite
+    // the bytes between its pieces.
+    bool holds_extent() const { return static_cast<bool>(held_); }
 
    private:
     friend struct Impl;
@@ -628,7 +660,13 @@ void File::set_view(MPI_Offset displacement, MPI_Datatype etype, MPI_Datatype fi
   // MPI requires the same etype extent everywhere (MPI 4.0, 14.3); only
   // valid views get this far, so every process takes part, and every one
   // learns the same answer.
-  require_same(same_everywhere(file.comm, view->etype_size()), "set_view: the etype size");
+  const ViewAgreement agreed = agree_on_view(
+      file.comm, view->etype_size(), !view->is_contiguous() && !has(file.mode, Mode::rdonly));
+  require_same(agreed.same_etype_size, "set_view: the etype size");
+  if (agreed.holes_somewhere != file.holes_in_some_view) {
+    file.holes_in_some_view = agreed.holes_somewhere;
+    file.settings_for.fill(nullptr);
+  }
   file.view = std::move(view);
   file.representation = std::move(chosen);
   file.pointer = 0;
@@ -720,7 +758,7 @@ File::Impl::Transfer File::Impl::prepare_transfer(bool writing, MPI_Offset offse
 
 File::Impl::WriteGuard File::Impl::guard_write(const Transfer& transfer) {
   WriteGuard guard;
-  {
+  if (!holes_in_some_view) {
     std::lock_guard lock(mutex);
     if (collective_writes == 0) {
       ++unlocked_writes;
@@ -738,6 +776,7 @@ std::int64_t File::Impl::transfer(bool writing, const Transfer& transfer,
   // In atomic mode too: a write of objects private to its process takes no
   // lease, and a collective operation that needs none sieves all the same.
   const WriteGuard guard = writing ? guard_write(transfer) : WriteGuard();
+  may_rewrite_extent = may_rewrite_extent || guard.holds_extent();
   if (transfer.conversion) {
     const std::int64_t stream_bytes =
         writing ? runtime::write_converted(*backend, fd.get(), on_view, transfer.stream_position,

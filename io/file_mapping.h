@@ -18,9 +18,10 @@
 // store on one node can overwrite bytes another node wrote in the same
 // page. Cluster file systems that keep mapped pages coherent through their
 // lock managers (Lustre, GPFS) would qualify but are not enabled, as
-// nothing here could test them. Elsewhere independent writes stay one
-// request per piece, until byte-range locks (issue 12) allow
-// read-modify-write under a lock.
+// nothing here could test them. Elsewhere independent writes are sieved
+// under the sieve lock where their pieces are close (io/sieve_lock.h,
+// independent_transfer.h; on file systems with working fcntl locks), and
+// otherwise go one request per piece.
 //
 // Kept mapping: mapping and unmapping cost system calls and a TLB
 // shootdown, and a fresh mapping faults in every page again, so the last
@@ -81,6 +82,15 @@ class FileMapping {
   // Drops the kept mapping (for example after the file was truncated).
   void forget();
 
+  // Whether [begin, end) lies inside the part of the file that accesses
+  // have gone through since the mapping was made (stores, loads, and
+  // ranges noted by note_access): a repeated access, whose pages the
+  // mapping has (or, after one store, will have) mapped, so that a store
+  // costs its copies only, not a page fault per page.
+  bool accessed_before(std::int64_t begin, std::int64_t end);
+  // Notes an access of [begin, end) made without the mapping.
+  void note_access(std::int64_t begin, std::int64_t end);
+
  private:
   // Makes the kept mapping cover [begin, end) with `protection`; false
   // when mmap refuses.
@@ -95,6 +105,12 @@ class FileMapping {
   std::int64_t base_offset_ = 0;
   std::size_t length_ = 0;
   int protection_ = 0;
+  // The hull of the latest ranges accessed (accessed_before; empty when
+  // touched_end_ <= touched_begin_). Kept across remaps: it tells repeated
+  // accesses, whose pages a remap faults in once more, then not again.
+  std::int64_t touched_begin_ = 0;
+  std::int64_t touched_end_ = 0;
+  void touch(std::int64_t begin, std::int64_t end);
 };
 
 }  // namespace flowio::io

@@ -127,6 +127,28 @@ bool worth_mapping(const Shape& shape, std::size_t pieces, const WindowIoSetting
          shape.extent < settings.mapped_threshold * static_cast<std::int64_t>(pieces);
 }
 
+// Whether a write allowed to rewrite its extent should sieve a batch of
+// this shape: it has holes, the file may be read, and the hints ask for
+// sieving, or leave it to the rule of window I/O (window_io.h): pieces
+// closer than sieve_threshold on average. That rule is the ratio of data
+// to extent that matters: a batch of many small pieces (8 bytes every 128)
+// is mostly holes, yet reading and writing back its extent costs two
+// system calls where one request per piece costs hundreds; a batch of few
+// pieces far apart (1 KiB every 64 KiB) would move 64 times its data, and
+// goes by the mapping or one request per piece instead.
+bool worth_sieving(const Shape& shape, std::size_t pieces, const WindowIoSettings& settings) {
+  if (shape.data == shape.extent || !settings.file_readable) return false;
+  switch (settings.sieve) {
+    case SieveMode::enable:
+      return true;
+    case SieveMode::disable:
+      return false;
+    case SieveMode::automatic:
+      break;
+  }
+  return shape.extent < settings.sieve_threshold * static_cast<std::int64_t>(pieces);
+}
+
 // Drops the pieces at or past `size` and shortens the one across it,
 // keeping `data` (the pieces' bytes) right. Returns true when anything was
 // cut. The pieces are sorted: the first at or past `size` is found by
@@ -172,14 +194,26 @@ std::int64_t write_independent(StorageBackend& backend, int fd, FileMapping& map
   std::vector<WindowPiece>& pieces = scratch.pieces;
   std::int64_t data = 0;
   while (batcher.next(pieces, data)) {
-    if (may_rewrite_extent) {
-      // The caller keeps other writers out of the extent: no sieve lock.
+    const Shape shape = shape_of(pieces, data);
+    // The caller keeps other writers out of the extent (no sieve lock
+    // here): pieces close together are sieved, as a window is. A part of
+    // the file accessed before (rewrites of the same part, as time steps
+    // and HDF5 make) is stored through the kept mapping instead: from the
+    // second time on its pages are mapped, and stores cost only their
+    // copies, where sieving reads and writes the whole extent every time
+    // (the first time, a page fault per page costs more than sieving).
+    if (may_rewrite_extent && worth_sieving(shape, pieces.size(), settings)) {
+      const std::int64_t begin = pieces.front().offset;
+      const std::int64_t end = begin + shape.extent;
+      if (mapping.accessed_before(begin, end) && worth_mapping(shape, pieces.size(), settings) &&
+          mapping.store(pieces)) {
+        continue;
+      }
       write_window(backend, fd, pieces, settings, scratch.staging, nullptr);
+      mapping.note_access(begin, end);
       continue;
     }
-    if (worth_mapping(shape_of(pieces, data), pieces.size(), settings) && mapping.store(pieces)) {
-      continue;
-    }
+    if (worth_mapping(shape, pieces.size(), settings) && mapping.store(pieces)) continue;
     write_window(backend, fd, pieces, without_sieving, scratch.staging, nullptr);
   }
   return memory.bytes();

@@ -168,20 +168,24 @@ WindowIoResult write_window(StorageBackend& backend, int fd, std::span<const Win
   const Shape& shape = plan.shape;
   const bool stage_covered = plan.staged;
   result.method = plan.method;
+  // Held from the read of the holes to their write back, so that nobody
+  // else writes them meanwhile; and, with lock_every_write, around any
+  // write, so that it never falls inside an independent sieving write's
+  // extent between that one's read and write. Where the file system has no
+  // lock, the pieces go one by one.
+  SieveLock::Held extent;
+  if (sieve_lock != nullptr &&
+      (settings.lock_every_write || result.method == WindowMethod::sieve)) {
+    extent = sieve_lock->lock(shape.begin, shape.end);
+    if (!extent && result.method == WindowMethod::sieve) result.method = WindowMethod::vectored;
+  }
   // automatic: mapped only where mostly cached; enable: wherever it can be.
-  // Stores through the mapping change only the bytes stored: no lock.
+  // Stores through the mapping change only the bytes stored.
   if (plan.try_mapping && write_mapped(fd, pieces, settings.mapping == SieveMode::automatic)) {
     result.method = WindowMethod::mapped;
     result.requests = 1;
     result.file_bytes = shape.data;
     return result;
-  }
-  // From the read of the holes to their write back, nobody else writes
-  // them; where the file system has no lock, the pieces go one by one.
-  SieveLock::Held holes;
-  if (result.method == WindowMethod::sieve && sieve_lock != nullptr) {
-    holes = sieve_lock->lock(shape.begin, shape.end);
-    if (!holes) result.method = WindowMethod::vectored;
   }
   if (result.method == WindowMethod::sieve || stage_covered) {
     const std::size_t extent = static_cast<std::size_t>(shape.end - shape.begin);

@@ -22,7 +22,8 @@
 // while no one else may write its extent: it holds the file's SieveLock
 // over it (io/sieve_lock.h) unless its caller keeps writers out otherwise;
 // other collective operations' data phases keep out of its extent
-// (runtime/data_phase_scheduler.h).
+// (runtime/data_phase_scheduler.h). With lock_every_write, every window
+// write holds the lock, whatever its method.
 #pragma once
 
 #include <cstdint>
@@ -58,6 +59,12 @@ struct WindowIoSettings {
   // write access only. Writes then never sieve or map (both read the
   // window first); a window with holes goes vectored whatever `sieve` says.
   bool file_readable = true;
+  // Some process of the file may sieve its independent writes (a view
+  // with holes somewhere, api/file.cc): every window write then holds the
+  // SieveLock over its extent whatever its method, not only when it
+  // sieves, so that it never lands in the holes of an independent sieving
+  // write between that write's read and its write back.
+  bool lock_every_write = false;
   // Independent accesses (independent_transfer.h) only: the largest file
   // extent one batch of pieces spans, which bounds the staging buffer a
   // sieved read or a staged write uses (ROMIO's ind_rd_buffer_size and

@@ -63,6 +63,14 @@ void access_file_directly(CollectiveOperation& op) {
         io::StorageBackend& backend = op.context.backend();
         const int fd = op.context.file().get();
         const bool writing = op.request.writing;
+        // Where independent writes may sieve, this write must not land in
+        // one's extent between its read and its write back: it holds the
+        // sieve lock over its own extent (io::WindowIoSettings::
+        // lock_every_write).
+        io::SieveLock::Held extent;
+        if (writing && op.request.settings->window_io.lock_every_write) {
+          extent = op.context.sieve_lock().lock(access.file_begin(), access.file_end());
+        }
         std::int64_t moved = 0;
         if (op.request.conversion) {
           // Data representation hook: converted by the workers, chunk by
