@@ -41,8 +41,11 @@ def collect(lines, sweep):
     for record in records(lines):
         if record.get("stage") != "exchange" or record.get("sweep", "zeros") != sweep:
             continue
-        key = (record["link"], record["type"], int(record["load"]), int(record["zeros"]),
-               record["mode"])
+        # The sweeps run on 4 ranks; another count is a link of its own.
+        link = record["link"]
+        if record.get("ranks", "4") != "4":
+            link += " (" + record["ranks"] + " ranks)"
+        key = (link, record["type"], int(record["load"]), int(record["zeros"]), record["mode"])
         points[key] = float(record["exchange_s"])
     return points
 
