@@ -14,6 +14,7 @@
 #include "runtime/collective_operation.h"
 #include "runtime/converted_transfer.h"
 #include "runtime/executor.h"
+#include "runtime/recycled_buffers.h"
 #include "runtime/stage_support.h"
 
 namespace flowio::runtime {
@@ -85,16 +86,13 @@ void convert_stage(CollectiveOperation& op, std::size_t item, Next next) {
   enter_stage(op, "collective.convert");
   const std::int64_t begin = now_ns();
   op.guarded(
-      [&] {
-        run.converted =
-            std::make_unique_for_overwrite<char[]>(static_cast<std::size_t>(plan.bytes));
-      },
+      [&] { run.converted = conversion_buffers().take(static_cast<std::size_t>(plan.bytes)); },
       "convert");
   if (op.request.writing && !op.failure()) {
-    op.guarded([&] { op.request.conversion->pack(plan.from, plan.bytes, run.converted.get()); },
+    op.guarded([&] { op.request.conversion->pack(plan.from, plan.bytes, run.converted.data()); },
                "convert");
   }
-  run.data = run.converted.get();
+  run.data = run.converted.data();
   if (op.request.writing) op.recorder.record(Stage::pack, begin, plan.window, "", plan.bytes);
   next();
 }
@@ -105,11 +103,12 @@ void convert_back_stage(CollectiveOperation& op, std::size_t item, Next next) {
   if (!op.request.writing && run.converted && !op.failure()) {
     const ClientItemPlan& plan = op.plan->client_items[item];
     const std::int64_t begin = now_ns();
-    op.guarded([&] { op.request.conversion->unpack(plan.from, run.received, run.converted.get()); },
-               "convert_back");
+    op.guarded(
+        [&] { op.request.conversion->unpack(plan.from, run.received, run.converted.data()); },
+        "convert_back");
     op.recorder.record(Stage::unpack, begin, plan.window, "", run.received);
   }
-  run.converted.reset();
+  run.converted.give_back();
   next();
 }
 

@@ -33,6 +33,7 @@
 #include "runtime/core/realm_policy.h"
 #include "runtime/operation_recorder.h"
 #include "runtime/outcome_agreement.h"
+#include "runtime/recycled_buffers.h"
 #include "sync/lock.h"
 
 namespace flowio::runtime {
@@ -48,8 +49,8 @@ using FrameHeaderBytes = std::array<std::byte, exchange::kFrameHeaderBytes>;
 struct ClientRun {
   ByteBuffer staging;  // when memory is not contiguous
   // Data representation hook (issue 16): the item's bytes in the file's
-  // representation, written by the convert stage without zeroing first.
-  std::unique_ptr<char[]> converted;
+  // representation, written by the convert stage (a recycled buffer).
+  RecycledBuffers::Lease converted;
   char* data = nullptr;
   std::int64_t received = 0;  // reads: bytes that lay before end of file
   std::int64_t posted_ns = 0;

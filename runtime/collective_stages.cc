@@ -42,10 +42,16 @@ std::size_t pipeline_limit(PipelineKind kind, int buffers_in_flight, int aggrega
   const auto in_flight = static_cast<std::size_t>(std::max(buffers_in_flight, 1));
   switch (kind) {
     case PipelineKind::client_zero_copy:
+    case PipelineKind::client_converted:
       // Zero-copy items pin no buffer of ours: let more of them fly.
+      // Converted items pin one (recycled_buffers.h) but fly as many: held
+      // to a few, a client converted its later items only after its earlier
+      // messages were received, and every aggregator waited for them (an
+      // external32 write 0.6-0.7x of native instead of 0.8-1.0x on 4 ranks,
+      // bench/README.md). A client's converted bytes in flight are at most
+      // its access, or that many items.
       return in_flight * static_cast<std::size_t>(std::max(aggregators, 1));
     case PipelineKind::client_staged:
-    case PipelineKind::client_converted:
     case PipelineKind::window:
     case PipelineKind::round:
       return in_flight;

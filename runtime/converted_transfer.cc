@@ -12,6 +12,7 @@
 #include "io/view_transfer.h"
 #include "runtime/core/flat_type.h"
 #include "runtime/core/memory_layout.h"
+#include "runtime/recycled_buffers.h"
 
 namespace flowio::runtime {
 namespace {
@@ -29,10 +30,10 @@ struct Chunks {
   std::int64_t size;
 };
 
-// Chunk-sized buffers, not value-initialized: every byte is converted or
-// read before use.
-std::unique_ptr<char[]> chunk_buffer(const Chunks& chunks) {
-  return std::make_unique_for_overwrite<char[]>(static_cast<std::size_t>(chunks.size));
+// Chunk-sized buffers, recycled (runtime/recycled_buffers.h): every byte
+// is converted or read before use.
+RecycledBuffers::Lease chunk_buffer(const Chunks& chunks) {
+  return conversion_buffers().take(static_cast<std::size_t>(chunks.size));
 }
 
 // `length` bytes at `buffer`, as the memory of a view transfer.
@@ -68,7 +69,7 @@ class WorkerConversions {
   }
 
   int slots() const { return static_cast<int>(slots_.size()); }
-  char* buffer(int slot) { return slots_[static_cast<std::size_t>(slot)].buffer.get(); }
+  char* buffer(int slot) { return slots_[static_cast<std::size_t>(slot)].buffer.data(); }
 
   // Runs `convert` on a worker. The slot must be idle (wait() returned).
   void start(int slot, std::function<void()> convert) {
@@ -110,7 +111,7 @@ class WorkerConversions {
 
  private:
   struct Slot {
-    std::unique_ptr<char[]> buffer;
+    RecycledBuffers::Lease buffer;
     bool busy = false;
     std::exception_ptr failure;
   };
@@ -135,11 +136,11 @@ std::int64_t write_converted(io::StorageBackend& backend, int fd, const core::Fi
   const Chunks chunks(conversion.file_bytes(), chunk_bytes);
   const ByteMemory memory;
   if (chunks.count() < 2 || on_worker_thread()) {
-    const std::unique_ptr<char[]> staging = chunk_buffer(chunks);
+    const RecycledBuffers::Lease staging = chunk_buffer(chunks);
     for (std::int64_t k = 0; k < chunks.count(); ++k) {
-      conversion.pack(chunks.begin(k), chunks.length(k), staging.get());
+      conversion.pack(chunks.begin(k), chunks.length(k), staging.data());
       io::write_to_view(backend, fd, view, stream_position + chunks.begin(k),
-                        memory.at(staging.get(), chunks.length(k)));
+                        memory.at(staging.data(), chunks.length(k)));
     }
     return chunks.total;
   }
@@ -169,12 +170,12 @@ std::int64_t read_converted(io::StorageBackend& backend, int fd, const core::Fil
   const ByteMemory memory;
   std::int64_t found = 0;
   if (chunks.count() < 2 || on_worker_thread()) {
-    const std::unique_ptr<char[]> staging = chunk_buffer(chunks);
+    const RecycledBuffers::Lease staging = chunk_buffer(chunks);
     for (std::int64_t k = 0; k < chunks.count(); ++k) {
       const std::int64_t got =
           io::read_from_view(backend, fd, view, stream_position + chunks.begin(k),
-                             memory.at(staging.get(), chunks.length(k)));
-      conversion.unpack(chunks.begin(k), got, staging.get());
+                             memory.at(staging.data(), chunks.length(k)));
+      conversion.unpack(chunks.begin(k), got, staging.data());
       found += got;
       if (got < chunks.length(k)) break;  // end of file
     }
