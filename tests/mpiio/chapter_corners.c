@@ -3,7 +3,8 @@
  *   - open: MPI_MODE_UNIQUE_OPEN (accepted, kept in get_amode), file
  *     pointers of an MPI_MODE_APPEND file, a "ufs:" file name prefix in
  *     open and delete, the classes of opening a directory and a file in a
- *     missing directory; deleting a file that is open;
+ *     missing directory; deleting a file that is open; the permissions
+ *     of a new file;
  *   - views: set_view resets the individual and the shared file pointer;
  *     positions and explicit offsets in units of a derived etype; seek
  *     from the end and get_byte_offset under a filetype with holes; the
@@ -74,6 +75,22 @@ static void unique_open_and_prefix(void) {
       "UNIQUE_OPEN kept by get_amode; \"ufs:\" prefix: open reaches the file, delete %s, "
       "file gone: %s",
       outcome(deleted), gone ? "yes" : "no");
+}
+
+/* Without the file_perm hint, a new file gets what the umask allows of
+ * read and write for all (ROMIO's choice). */
+static void new_file_permissions(void) {
+  char path[4096];
+  path_of("corners_permissions.dat", path, sizeof path);
+  const mode_t before = umask(002);
+  MPI_File fh = MPI_FILE_NULL;
+  MPI_CHECK(
+      MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
+  MPI_CHECK(MPI_File_close(&fh));
+  umask(before);
+  struct stat st;
+  CHECK(stat(path, &st) == 0);
+  t_report("a file created under umask 002 has mode %03o", (unsigned)(st.st_mode & 0777));
 }
 
 static void open_failures(void) {
@@ -388,6 +405,7 @@ static void atomicity_not_same(void) {
 int main(int argc, char** argv) {
   t_init(&argc, &argv, "chapter_corners");
   unique_open_and_prefix();
+  new_file_permissions();
   open_failures();
   delete_while_open();
   append_pointers();
