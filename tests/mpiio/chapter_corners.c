@@ -3,8 +3,9 @@
  *   - open: MPI_MODE_UNIQUE_OPEN (accepted, kept in get_amode), file
  *     pointers of an MPI_MODE_APPEND file, a "ufs:" file name prefix in
  *     open and delete, the classes of opening a directory and a file in a
- *     missing directory; deleting a file that is open; the permissions
- *     of a new file;
+ *     missing directory, and on MPI_COMM_NULL; deleting a file that is
+ *     open; the hints MPI reserves (ignored), the permissions of a new
+ *     file;
  *   - views: set_view resets the individual and the shared file pointer;
  *     positions and explicit offsets in units of a derived etype; seek
  *     from the end and get_byte_offset under a filetype with holes; the
@@ -77,20 +78,53 @@ static void unique_open_and_prefix(void) {
       outcome(deleted), gone ? "yes" : "no");
 }
 
-/* Without the file_perm hint, a new file gets what the umask allows of
- * read and write for all (ROMIO's choice). */
-static void new_file_permissions(void) {
+/* The hints MPI reserves that flowio and ROMIO have no use for: accepted,
+ * ignored, and so absent from get_info; file_perm too, so a new file gets
+ * what the umask allows of read and write for all (ROMIO's choice). */
+static void reserved_hints_and_permissions(void) {
+  static const char* const reserved[][2] = {
+      {"access_style", "read_once,write_mostly"},
+      {"collective_buffering", "true"},
+      {"file_perm", "0600"},
+      {"io_node_list", "nodeA,nodeB"},
+      {"nb_proc", "2"},
+      {"num_io_nodes", "1"},
+      {"chunked", "10,10"},
+      {"chunked_item", "4"},
+      {"chunked_size", "5,5"},
+      {"filename", "another_name.dat"},
+  };
+  enum { RESERVED = sizeof reserved / sizeof reserved[0] };
+  MPI_Info info;
+  MPI_CHECK(MPI_Info_create(&info));
+  for (int i = 0; i < RESERVED; ++i) MPI_CHECK(MPI_Info_set(info, reserved[i][0], reserved[i][1]));
   char path[4096];
   path_of("corners_permissions.dat", path, sizeof path);
   const mode_t before = umask(002);
   MPI_File fh = MPI_FILE_NULL;
-  MPI_CHECK(
-      MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
-  MPI_CHECK(MPI_File_close(&fh));
+  MPI_CHECK(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, info, &fh));
   umask(before);
+  MPI_CHECK(MPI_Info_free(&info));
+  int value = 600 + t_rank;
+  MPI_CHECK(MPI_File_write_at_all(fh, t_rank * (MPI_Offset)sizeof value, &value, 1, MPI_INT,
+                                  MPI_STATUS_IGNORE));
+  MPI_Info used = MPI_INFO_NULL;
+  MPI_CHECK(MPI_File_get_info(fh, &used));
+  int reported = 0;
+  for (int i = 0; i < RESERVED; ++i) {
+    char text[MPI_MAX_INFO_VAL + 1];
+    int flag = 0;
+    MPI_CHECK(MPI_Info_get(used, reserved[i][0], MPI_MAX_INFO_VAL, text, &flag));
+    reported += flag;
+  }
+  MPI_CHECK(MPI_Info_free(&used));
+  MPI_CHECK(MPI_File_close(&fh));
   struct stat st;
   CHECK(stat(path, &st) == 0);
-  t_report("a file created under umask 002 has mode %03o", (unsigned)(st.st_mode & 0777));
+  t_report(
+      "%d reserved hints accepted, %d reported by get_info; the file, created under umask "
+      "002, has mode %03o",
+      RESERVED, reported, (unsigned)(st.st_mode & 0777));
 }
 
 static void open_failures(void) {
@@ -98,14 +132,16 @@ static void open_failures(void) {
   path_of("", directory, sizeof directory);
   path_of("no_such_directory/corners.dat", missing_parent, sizeof missing_parent);
   MPI_File fh = MPI_FILE_NULL;
+  const int on_null = MPI_File_open(MPI_COMM_NULL, directory, MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
+  CHECK(fh == MPI_FILE_NULL);
   const int on_directory =
       MPI_File_open(MPI_COMM_WORLD, directory, MPI_MODE_RDWR, MPI_INFO_NULL, &fh);
   CHECK(fh == MPI_FILE_NULL);
   const int in_missing = MPI_File_open(MPI_COMM_WORLD, missing_parent,
                                        MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh);
   CHECK(fh == MPI_FILE_NULL);
-  t_report("open a directory RDWR: %s; create in a missing directory: %s", outcome(on_directory),
-           outcome(in_missing));
+  t_report("open on MPI_COMM_NULL: %s; a directory RDWR: %s; create in a missing directory: %s",
+           outcome(on_null), outcome(on_directory), outcome(in_missing));
 }
 
 /* MPI leaves deleting an open file to the implementation; ROMIO unlinks it
@@ -405,7 +441,7 @@ static void atomicity_not_same(void) {
 int main(int argc, char** argv) {
   t_init(&argc, &argv, "chapter_corners");
   unique_open_and_prefix();
-  new_file_permissions();
+  reserved_hints_and_permissions();
   open_failures();
   delete_while_open();
   append_pointers();
