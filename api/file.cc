@@ -200,17 +200,22 @@ bool direct_io_asked(const Hints& hints) {
 // from a write-only file. Where the permissions grant writing only, the
 // descriptor stays write-only and writes use methods that never read
 // (io::WindowIoSettings::file_readable).
+//
+// A file created gets what the process's umask allows of read and write
+// for all, as ROMIO (MPI leaves it to the implementation without the
+// file_perm hint) and open(2)-based tools create files.
 io::FileDescriptor open_descriptor(const std::string& path, Mode mode, bool creating,
                                    int extra_flags = 0) {
+  constexpr mode_t kNewFileMode = 0666;
   const int flags = open_flags(mode, creating) | extra_flags;
   if (has(mode, Mode::wronly)) {
     try {
-      return io::FileDescriptor::open(path, (flags & ~O_ACCMODE) | O_RDWR);
+      return io::FileDescriptor::open(path, (flags & ~O_ACCMODE) | O_RDWR, kNewFileMode);
     } catch (const IoError& error) {
       if (error.code() != ErrorCode::access_denied) throw;
     }
   }
-  return io::FileDescriptor::open(path, flags);
+  return io::FileDescriptor::open(path, flags, kNewFileMode);
 }
 
 }  // namespace

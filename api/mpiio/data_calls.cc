@@ -47,12 +47,12 @@ int nonblocking(MPI_File handle, const DataCall& call, MPI_Request* request) {
   });
 }
 
-// MPI allows one split collective per file at a time.
+// MPI allows one split collective per file at a time. A second begin, and
+// an end without a begin, are MPI_ERR_IO, ROMIO's class for them.
 int begin_split(MPI_File handle, const DataCall& call) {
   return serve(handle, [&](LayerFile& file) {
     if (file.split) {
-      throw UsageError(ErrorCode::invalid_argument,
-                       "a split collective is already in progress on this file");
+      throw UsageError(ErrorCode::io, "a split collective is already in progress on this file");
     }
     file.split = SplitCollective{start(file, call), call.buffer};
   });
@@ -62,7 +62,7 @@ int end_split(MPI_File handle, const void* buffer, MPI_Status* status) {
   fill_status(status, 0);
   return serve(handle, [&](LayerFile& file) {
     if (!file.split) {
-      throw UsageError(ErrorCode::invalid_argument, "no split collective is in progress");
+      throw UsageError(ErrorCode::io, "no split collective is in progress");
     }
     if (file.split->buffer != buffer) {
       throw UsageError(ErrorCode::invalid_argument,

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <array>
+#include <cerrno>
 #include <cstdio>
 #include <map>
 #include <mutex>
@@ -56,6 +57,26 @@ int class_of(ErrorCode code) {
       return MPI_ERR_CONVERSION;
   }
   return MPI_ERR_OTHER;
+}
+
+// MPI's classes finer than flowio's codes, for failures of the file
+// system: a bad name (MPI_ERR_BAD_FILE), a read-only file system
+// (MPI_ERR_READ_ONLY), a quota (MPI_ERR_QUOTA). The errnos are those ROMIO
+// maps to the same classes. MPI_SUCCESS: the ErrorCode's class stands.
+int class_of_errno(int system_errno) {
+  switch (system_errno) {
+    case EISDIR:
+    case ENOTDIR:
+    case ENAMETOOLONG:
+    case ELOOP:
+      return MPI_ERR_BAD_FILE;
+    case EROFS:
+      return MPI_ERR_READ_ONLY;
+    case EDQUOT:
+      return MPI_ERR_QUOTA;
+    default:
+      return MPI_SUCCESS;
+  }
 }
 
 struct Handlers {
@@ -112,7 +133,9 @@ int error_code_of(std::exception_ptr failure) {
       MPI_Error_class(error.mpi_code(), &error_class);
       return error_code_with_message(error_class, error.what());
     }
-    return error_code_with_message(class_of(error.code()), error.what());
+    const int finer = class_of_errno(error.system_errno());
+    return error_code_with_message(finer != MPI_SUCCESS ? finer : class_of(error.code()),
+                                   error.what());
   } catch (const std::exception& error) {
     return error_code_with_message(MPI_ERR_INTERN, error.what());
   } catch (...) {

@@ -2,6 +2,7 @@
 // data calls and error handlers). Each forwards to the MPI library when the
 // layer does not serve (activation.h).
 #include <mpi.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -134,6 +135,10 @@ int open_file(MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI
     file->amode = amode;
     file->errhandler = default_handler();
     file->shared = std::make_unique<SharedPointer>(comm, file->file.communicator());
+    // MPI_MODE_APPEND puts every file pointer at the end, the shared one
+    // too (flowio's File moved the individual one); in bytes, as the view
+    // at open is.
+    if ((amode & MPI_MODE_APPEND) != 0) file->shared->set(file->file.position());
     *handle = register_file(std::move(file));
     return MPI_SUCCESS;
   } catch (...) {
@@ -219,6 +224,15 @@ void check_view_arguments(const LayerFile& file, MPI_Offset disp, MPI_Datatype e
   }
 }
 
+// The predefined representations' names as MPI spells them, for
+// MPI_File_get_view: ROMIO also accepts them in upper case.
+std::string canonical_datarep(const char* datarep) {
+  for (const char* name : {"native", "internal", "external32"}) {
+    if (strcasecmp(datarep, name) == 0) return name;
+  }
+  return datarep;
+}
+
 // Error classes follow ROMIO's, so that programs that test them behave
 // alike: a missing type, a negative displacement or a filetype that is no
 // whole number of etypes is MPI_ERR_ARG; a filetype with negative or
@@ -263,7 +277,7 @@ void set_view(LayerFile& file, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype
     if (error.code() != ErrorCode::invalid_datatype) throw;
     throw IoError(ErrorCode::io, error.what(), 0);
   }
-  file.remember_view(disp, etype, filetype, datarep);
+  file.remember_view(disp, etype, filetype, canonical_datarep(datarep).c_str());
 }
 
 void seek_shared(LayerFile& file, MPI_Offset offset, int whence) {
