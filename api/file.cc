@@ -373,6 +373,21 @@ struct File::Impl {
     std::lock_guard lock(mutex);
     --collective_writes;
   }
+  // begin_operation(), and begin_collective_write() for a write, under one
+  // lock (a blocking call's bookkeeping: small calls are frequent).
+  void begin_collective(bool writes) {
+    std::unique_lock lock(mutex);
+    ++pending;
+    if (!writes) return;
+    ++collective_writes;
+    unlocked_writes_done.wait(lock, [this] { return unlocked_writes == 0; });
+  }
+  // Undoes begin_collective; the last touch of this Impl, as end_operation().
+  void end_collective(bool writes) {
+    std::lock_guard lock(mutex);
+    if (writes) --collective_writes;
+    if (--pending == 0) idle.notify_all();
+  }
 
   // A data access checked and flattened at the call.
   struct Transfer {
@@ -883,14 +898,18 @@ std::size_t File::Impl::run_collective(bool writing, MPI_Offset offset, const vo
   }
   runtime::CollectiveRequest request =
       collective_request(writing, offset, buffer, count, datatype, advance_pointer, true);
-  begin_operation();
+  // As start_request(): a write keeps this process's independent writes
+  // under the sieve lock while it is pending.
+  const bool writes = request.writing && request.refused == 0;
+  begin_collective(writes);
   std::exception_ptr failure;
   std::size_t moved = 0;
   try {
     moved = runtime::run_collective(
-        collective_context(), std::move(request), [this] { end_operation(); }, failure);
+        collective_context(), std::move(request), [this, writes] { end_collective(writes); },
+        failure);
   } catch (...) {
-    end_operation();
+    end_collective(writes);
     throw;
   }
   if (failure) std::rethrow_exception(failure);

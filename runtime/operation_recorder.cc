@@ -39,10 +39,15 @@ void OperationRecorder::record_until(Stage stage, std::int64_t begin_ns, std::in
   if (bytes != 0) counters.bytes.fetch_add(bytes, std::memory_order_relaxed);
   if (messages != 0) counters.messages.fetch_add(messages, std::memory_order_relaxed);
   if (requests != 0) counters.io_requests.fetch_add(requests, std::memory_order_relaxed);
+  trace_span(stage, rank_, writing_, sequence_, begin_ns, end_ns, index, role);
+}
+
+void trace_span(Stage stage, int rank, bool writing, std::uint64_t sequence, std::int64_t begin_ns,
+                std::int64_t end_ns, std::int64_t index, const char* role) {
   Trace& trace = Trace::process();
   if (trace.enabled()) {
-    trace.record(stage_name(stage), rank_,
-                 std::string(writing_ ? "write#" : "read#") + std::to_string(sequence_) +
+    trace.record(stage_name(stage), rank,
+                 std::string(writing ? "write#" : "read#") + std::to_string(sequence) +
                      (index >= 0 ? " w" + std::to_string(index) : "") + role,
                  begin_ns, end_ns);
   }

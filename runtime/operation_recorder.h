@@ -81,6 +81,12 @@ struct OperationRecord {
   OperationStatistics statistics() const;
 };
 
+// One span of `stage` in the process's trace (runtime/trace.h), when a
+// trace is recorded: of operation `sequence`, for window (or round or
+// item) `index` (-1: the whole operation), `role` appended to the label.
+void trace_span(Stage stage, int rank, bool writing, std::uint64_t sequence, std::int64_t begin_ns,
+                std::int64_t end_ns, std::int64_t index = -1, const char* role = "");
+
 // Thread safety: record() and add_method() may be called from any thread.
 class OperationRecorder {
  public:
