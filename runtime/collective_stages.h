@@ -86,7 +86,8 @@ void start_data_phase(CollectiveOperation& operation);
 
 // This process's part of a direct-mode operation: its own pieces, accessed
 // by itself (also done at the call, before the gather, where it applies).
-void access_file_directly(CollectiveOperation& operation);
+// Its span (stage io) begins at `begin_ns`, or when it is called if -1.
+void access_file_directly(CollectiveOperation& operation, std::int64_t begin_ns = -1);
 // Its body: moves `request`'s data between its memory and its pieces of
 // the file and returns the bytes moved (a read's: those before the end of
 // the file); the caller records the span (stage io, method direct).

@@ -52,11 +52,11 @@ const Pipeline& direct_pipeline() {
   return kDirect;
 }
 
-void access_file_directly(CollectiveOperation& op) {
+void access_file_directly(CollectiveOperation& op, std::int64_t begin_ns) {
   op.guarded(
       [&] {
         if (op.request.access.empty()) return;
-        const std::int64_t begin = now_ns();
+        const std::int64_t begin = begin_ns >= 0 ? begin_ns : now_ns();
         const std::int64_t moved = move_own_part(op.context, op.request);
         op.recorder.record(Stage::io, begin, -1, "", moved);
         op.recorder.add_method(Method::direct);
