@@ -338,7 +338,7 @@ struct File::Impl {
   // one is not inside any collective write: a collective write ends on
   // every process only after every aggregator has written). An
   // independent write that started before is waited for when a collective
-  // write starts (begin_collective_write), as no aggregator reads a window
+  // write starts (begin_collective), as no aggregator reads a window
   // before every process has joined.
   class WriteGuard {
    public:
@@ -364,17 +364,9 @@ struct File::Impl {
     std::lock_guard lock(mutex);
     if (--unlocked_writes == 0) unlocked_writes_done.notify_all();
   }
-  void begin_collective_write() {
-    std::unique_lock lock(mutex);
-    ++collective_writes;
-    unlocked_writes_done.wait(lock, [this] { return unlocked_writes == 0; });
-  }
-  void end_collective_write() {
-    std::lock_guard lock(mutex);
-    --collective_writes;
-  }
-  // begin_operation(), and begin_collective_write() for a write, under one
-  // lock (a blocking call's bookkeeping: small calls are frequent).
+  // A collective call begins: counted as an operation (begin_operation),
+  // and a write as a pending collective write, once the independent writes
+  // that started unlocked are done.
   void begin_collective(bool writes) {
     std::unique_lock lock(mutex);
     ++pending;
@@ -918,16 +910,12 @@ std::size_t File::Impl::run_collective(bool writing, MPI_Offset offset, const vo
 
 Future<std::size_t> File::Impl::start_request(runtime::CollectiveRequest request) {
   const bool writes = request.writing && request.refused == 0;
-  begin_operation();
-  if (writes) begin_collective_write();
+  begin_collective(writes);
   try {
-    return runtime::start_collective(collective_context(), std::move(request), [this, writes] {
-      if (writes) end_collective_write();
-      end_operation();
-    });
+    return runtime::start_collective(collective_context(), std::move(request),
+                                     [this, writes] { end_collective(writes); });
   } catch (...) {
-    if (writes) end_collective_write();
-    end_operation();
+    end_collective(writes);
     throw;
   }
 }
