@@ -369,7 +369,7 @@ struct File::Impl {
   // one is not inside any collective write: a collective write ends on
   // every process only after every aggregator has written). An
   // independent write that started before is waited for when a collective
-  // write starts (begin_collective_write), as no aggregator reads a window
+  // write starts (begin_collective), as no aggregator reads a window
   // before every process has joined. While some process's view has holes
   // (holes_in_some_view), every independent write takes the lock over its
   // extent, whatever is pending, since independent writes may sieve too.
@@ -401,14 +401,21 @@ struct File::Impl {
     std::lock_guard lock(mutex);
     if (--unlocked_writes == 0) unlocked_writes_done.notify_all();
   }
-  void begin_collective_write() {
+  // A collective call begins: counted as an operation (begin_operation),
+  // and a write as a pending collective write, once the independent writes
+  // that started unlocked are done.
+  void begin_collective(bool writes) {
     std::unique_lock lock(mutex);
+    ++pending;
+    if (!writes) return;
     ++collective_writes;
     unlocked_writes_done.wait(lock, [this] { return unlocked_writes == 0; });
   }
-  void end_collective_write() {
+  // Undoes begin_collective; the last touch of this Impl, as end_operation().
+  void end_collective(bool writes) {
     std::lock_guard lock(mutex);
-    --collective_writes;
+    if (writes) --collective_writes;
+    if (--pending == 0) idle.notify_all();
   }
 
   // A data access checked and flattened at the call.
@@ -927,14 +934,18 @@ std::size_t File::Impl::run_collective(bool writing, MPI_Offset offset, const vo
   }
   runtime::CollectiveRequest request =
       collective_request(writing, offset, buffer, count, datatype, advance_pointer, true);
-  begin_operation();
+  // As start_request(): a write keeps this process's independent writes
+  // under the sieve lock while it is pending.
+  const bool writes = request.writing && request.refused == 0;
+  begin_collective(writes);
   std::exception_ptr failure;
   std::size_t moved = 0;
   try {
     moved = runtime::run_collective(
-        collective_context(), std::move(request), [this] { end_operation(); }, failure);
+        collective_context(), std::move(request), [this, writes] { end_collective(writes); },
+        failure);
   } catch (...) {
-    end_operation();
+    end_collective(writes);
     throw;
   }
   if (failure) std::rethrow_exception(failure);
@@ -943,16 +954,12 @@ std::size_t File::Impl::run_collective(bool writing, MPI_Offset offset, const vo
 
 Future<std::size_t> File::Impl::start_request(runtime::CollectiveRequest request) {
   const bool writes = request.writing && request.refused == 0;
-  begin_operation();
-  if (writes) begin_collective_write();
+  begin_collective(writes);
   try {
-    return runtime::start_collective(collective_context(), std::move(request), [this, writes] {
-      if (writes) end_collective_write();
-      end_operation();
-    });
+    return runtime::start_collective(collective_context(), std::move(request),
+                                     [this, writes] { end_collective(writes); });
   } catch (...) {
-    if (writes) end_collective_write();
-    end_operation();
+    end_collective(writes);
     throw;
   }
 }

@@ -1,11 +1,14 @@
 #include "runtime/announcement_exchange.h"
 
+#include <cstddef>
+
 #include "flowio/error.h"
 
 namespace flowio::runtime {
 
 std::span<MPI_Request> AnnouncementExchange::post(std::span<Announcement> all, int rank,
-                                                  MPI_Comm comm, int tag, MPI_Comm gather_comm) {
+                                                  MPI_Comm comm, int tag, MPI_Comm gather_comm,
+                                                  bool with_quantiles) {
   const int ranks = static_cast<int>(all.size());
   count_ = 0;
   if (ranks == 1) return {};
@@ -25,9 +28,13 @@ std::span<MPI_Request> AnnouncementExchange::post(std::span<Announcement> all, i
                         &requests_[count_++]),
               "MPI_Irecv");
   }
+  // Receives take the whole announcement; a message may be shorter.
+  constexpr int kWithoutQuantiles =
+      static_cast<int>(offsetof(Announcement, summary) + offsetof(core::AccessSummary, quantile));
+  const int sent = with_quantiles ? kBytes : kWithoutQuantiles;
   for (int to = 0; to < ranks; ++to) {
     if (to == rank) continue;
-    check_mpi(MPI_Isend(&all[static_cast<std::size_t>(rank)], kBytes, MPI_BYTE, to, tag, comm,
+    check_mpi(MPI_Isend(&all[static_cast<std::size_t>(rank)], sent, MPI_BYTE, to, tag, comm,
                         &requests_[count_++]),
               "MPI_Isend");
   }

@@ -33,7 +33,6 @@ namespace flowio::runtime {
 // key of its access for the plan cache, and whether it has already done
 // its part itself (accessed_early), with what outcome.
 struct Announcement {
-  core::AccessSummary summary;
   std::uint64_t plan_key = 0;
   std::int64_t accessed_early = 0;
   std::int64_t failed_early = 0;
@@ -44,6 +43,10 @@ struct Announcement {
   // process's does; every process sees the same announcements, so they
   // all decide alike.
   std::int64_t needs_lock = 0;
+  // Last, its quantiles at its end: without them (AccessSummary::of
+  // without quantiles) an announcement is 80 bytes instead of 344, short
+  // enough for MPI's quickest small-message path.
+  core::AccessSummary summary;
 };
 
 // One operation's exchange of announcements. Used by one thread at a time;
@@ -57,12 +60,14 @@ class AnnouncementExchange {
                                                    : 1;
 
   // Posts the exchange of `all[rank]` (this process's, filled in by the
-  // caller) into the other slots of `all` (one per process). Point-to-point
-  // messages go on `comm` with `tag`; the allgather on `gather_comm`, in
-  // call order. Returns the requests to complete (none on one process);
-  // they live in this object.
+  // caller) into the other slots of `all` (one per process, zeroed).
+  // Point-to-point messages go on `comm` with `tag`, without the summary's
+  // quantiles unless `with_quantiles` (the slots of those who left them
+  // out keep zeros); the allgather on `gather_comm`, in call order.
+  // Returns the requests to complete (none on one process); they live in
+  // this object.
   std::span<MPI_Request> post(std::span<Announcement> all, int rank, MPI_Comm comm, int tag,
-                              MPI_Comm gather_comm);
+                              MPI_Comm gather_comm, bool with_quantiles = true);
 
  private:
   std::array<MPI_Request, kMostRequests> requests_{};

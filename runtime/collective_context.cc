@@ -70,15 +70,14 @@ void CollectiveContext::forget_plans(int plans_kept) {
 }
 
 bool CollectiveContext::begin_operation(bool blocking) {
-  std::lock_guard lock(mutex_);
-  const bool alone = outstanding_++ == 0;
+  // Acquire: an operation that finds none outstanding sees everything the
+  // earlier ones did before they ended (the gate's and the scheduler's
+  // state included), as if it had taken a lock they released.
+  const bool alone = outstanding_.fetch_add(1, std::memory_order_acq_rel) == 0;
   return blocking && alone;
 }
 
-void CollectiveContext::end_operation() {
-  std::lock_guard lock(mutex_);
-  --outstanding_;
-}
+void CollectiveContext::end_operation() { outstanding_.fetch_sub(1, std::memory_order_release); }
 
 InlineGraphRunner& CollectiveContext::inline_runner() {
   if (!inline_) inline_ = std::make_unique<InlineGraphRunner>();
@@ -93,7 +92,7 @@ GraphRunner& CollectiveContext::runner(bool run_inline, const CollectiveSettings
       background_ && (background_->buffers_in_flight() != settings.buffers_in_flight ||
                       background_->aggregators() != aggregators);
   // Only this operation outstanding: nothing runs in the old graph.
-  if (!background_ || (stale && outstanding_ == 1)) {
+  if (!background_ || (stale && outstanding_.load(std::memory_order_acquire) == 1)) {
     background_.reset();
     background_ =
         std::make_unique<TbbGraphRunner>(engine_, settings.buffers_in_flight, aggregators);
@@ -116,8 +115,8 @@ Future<std::size_t> start_collective(CollectiveContext& context, CollectiveReque
   return CollectiveOperation::start(context, std::move(request), std::move(on_done));
 }
 
-std::size_t run_collective(CollectiveContext& context, CollectiveRequest request,
-                           std::function<void()> on_done, std::exception_ptr& failure) {
+std::size_t run_collective(CollectiveContext& context, CollectiveRequest&& request,
+                           std::function<void()>&& on_done, std::exception_ptr& failure) {
   return CollectiveOperation::run(context, std::move(request), std::move(on_done), failure);
 }
 

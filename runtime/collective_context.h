@@ -10,6 +10,7 @@
 
 #include <mpi.h>
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -72,12 +73,22 @@ class CollectiveContext {
   Engine& engine() const { return engine_; }
   std::span<const MPI_Datatype> byte_types() const { return byte_types_; }
 
-  // The next sequence number; caller's thread, in call order.
+  // The next sequence number (message tags); caller's thread, in call
+  // order.
   std::uint64_t take_sequence() { return next_sequence_++; }
+  // The next number at the call-order gate and the data-phase scheduler,
+  // which count only the operations that reach them; caller's thread, in
+  // call order (an inline operation, alone on the file, takes it after its
+  // gather).
+  std::uint64_t take_phase_sequence() { return next_phase_sequence_++; }
   // Counts an operation as started. Returns whether it runs inline: a
   // blocking call with nothing else outstanding on the file.
   bool begin_operation(bool blocking);
   void end_operation();
+  // No operation outstanding (none begun and not ended). Only the caller's
+  // thread begins operations, so the answer it gets stays true until it
+  // begins one.
+  bool idle() const { return outstanding_.load(std::memory_order_acquire) == 0; }
   // The runner for an operation: the inline one, or the background graph
   // (built on first use, and again when the buffer count or the number of
   // aggregators changed while nothing ran).
@@ -119,6 +130,7 @@ class CollectiveContext {
   Engine& engine_;
   std::vector<MPI_Datatype> byte_types_;  // MPI_BYTE per rank, for Alltoallw
   std::uint64_t next_sequence_ = 0;
+  std::uint64_t next_phase_sequence_ = 0;
   CallOrderGate call_order_;
   DataPhaseScheduler scheduler_;
   PlanCache plans_;
@@ -127,8 +139,8 @@ class CollectiveContext {
   std::shared_ptr<const core::FileView> counted_view_;  // view_access_words' last view
   std::int64_t counted_words_ = 0;
 
-  mutable std::mutex mutex_;  // outstanding_, log_, background_ (re)building
-  std::size_t outstanding_ = 0;
+  mutable std::mutex mutex_;  // log_, background_ (re)building
+  std::atomic<std::size_t> outstanding_{0};
   // The last kLogged records: record i (counting from the file's first)
   // in slot i % kLogged. Slots come in chunks, allocated as the log grows:
   // small allocations reuse the process's heap (no fresh pages to fault
@@ -157,7 +169,7 @@ Future<std::size_t> start_collective(CollectiveContext& context, CollectiveReque
 // only what start_collective would (the operation did not start, `on_done`
 // does not run). A call alone on its file runs on the caller's thread,
 // without a future.
-std::size_t run_collective(CollectiveContext& context, CollectiveRequest request,
-                           std::function<void()> on_done, std::exception_ptr& failure);
+std::size_t run_collective(CollectiveContext& context, CollectiveRequest&& request,
+                           std::function<void()>&& on_done, std::exception_ptr& failure);
 
 }  // namespace flowio::runtime

@@ -1,6 +1,8 @@
 #include "runtime/collective_operation.h"
 
 #include <algorithm>
+#include <atomic>
+#include <memory>
 
 #include "exchange/access_codec.h"
 #include "flowio/error.h"
@@ -35,6 +37,41 @@ bool may_go_direct(const CollectiveRequest& request, const core::AccessSummary& 
          (buffering == Buffering::automatic && !needs_gathering(summary, *request.settings));
 }
 
+// The memory of the last finished operation, kept for the next one (one
+// block per process, taken and given back without a lock): an operation
+// is a few kilobytes, more than malloc keeps at hand per thread, and
+// allocating and freeing it cost a small call as much as a clock read.
+template <typename T>
+inline std::atomic<void*> kept_block{nullptr};
+
+template <typename T>
+struct KeptBlockAllocator {
+  using value_type = T;
+  KeptBlockAllocator() = default;
+  template <typename U>
+  KeptBlockAllocator(const KeptBlockAllocator<U>&) noexcept {}
+  T* allocate(std::size_t n) {
+    if (n == 1) {
+      if (void* kept = kept_block<T>.exchange(nullptr, std::memory_order_acquire)) {
+        return static_cast<T*>(kept);
+      }
+    }
+    return std::allocator<T>().allocate(n);
+  }
+  void deallocate(T* block, std::size_t n) {
+    void* none = nullptr;
+    if (n == 1 && kept_block<T>.compare_exchange_strong(none, block, std::memory_order_release,
+                                                        std::memory_order_relaxed)) {
+      return;
+    }
+    std::allocator<T>().deallocate(block, n);
+  }
+  template <typename U>
+  bool operator==(const KeptBlockAllocator<U>&) const noexcept {
+    return true;
+  }
+};
+
 }  // namespace
 
 CollectiveOperation::CollectiveOperation(CollectiveContext& context_, CollectiveRequest request_,
@@ -48,8 +85,8 @@ CollectiveOperation::CollectiveOperation(CollectiveContext& context_, Collective
 std::shared_ptr<CollectiveOperation> CollectiveOperation::begin(CollectiveContext& context,
                                                                 CollectiveRequest request,
                                                                 std::function<void()> on_done) {
-  auto operation =
-      std::make_shared<CollectiveOperation>(context, std::move(request), std::move(on_done));
+  auto operation = std::allocate_shared<CollectiveOperation>(
+      KeptBlockAllocator<CollectiveOperation>(), context, std::move(request), std::move(on_done));
   CollectiveOperation& op = *operation;
   op.self_ = operation;
   op.started_ns = now_ns();
@@ -69,6 +106,7 @@ std::shared_ptr<CollectiveOperation> CollectiveOperation::begin(CollectiveContex
   announcement.needs_lock =
       op.request.atomic && op.request.atomic->needs_lock(op.request.access) ? 1 : 0;
   op.inline_ = context.begin_operation(op.request.blocking);
+  if (!op.inline_) op.take_phase_sequence();
   op.runner = &context.runner(op.inline_, *op.request.settings);
   op.executor = &op.runner->executor();
   // With nothing outstanding, every earlier operation is done on every
@@ -95,7 +133,10 @@ std::shared_ptr<CollectiveOperation> CollectiveOperation::begin(CollectiveContex
           },
           "direct_lock");
     }
-    if (!op.failure()) access_file_directly(op);
+    // Since the call, only a few arithmetic steps were taken, unless a
+    // lease was waited for: the access's span starts at the call (a clock
+    // read costs 30 ns on these machines).
+    if (!op.failure()) access_file_directly(op, op.request.atomic ? -1 : op.started_ns);
     if (op.request.writing && op.request.settings->durable && op.accessed_directly) {
       op.guarded([&] { context.file().sync_data(); }, "persist");
     }
@@ -108,14 +149,133 @@ std::shared_ptr<CollectiveOperation> CollectiveOperation::begin(CollectiveContex
   // order.
   op.gather_requests_ =
       op.exchange.post(op.announcements, context.rank(), context.comm(),
-                       message_tag(MessageKind::announcement, op.sequence), context.gather_comm());
-  // Alone, with its part accessed early, nothing happened since that
-  // access ended: its end is the offsets stage's.
-  const bool nothing_since = op.gather_requests_.empty() && op.accessed_directly &&
-                             !(op.request.writing && op.request.settings->durable);
-  op.recorder.record_until(Stage::offsets, op.started_ns,
-                           nothing_since ? op.recorder.last_end_ns() : now_ns());
+                       message_tag(MessageKind::announcement, op.sequence), context.gather_comm(),
+                       op.request.settings->realms.policy == core::RealmPolicy::load_balanced);
+  // The offsets stage ends when the announcements are in: here when
+  // nothing travels, else in gathered().
+  if (op.gather_requests_.empty()) {
+    // Alone, with its part accessed early, nothing happened since that
+    // access ended: its end is the offsets stage's.
+    const bool nothing_since =
+        op.accessed_directly && !(op.request.writing && op.request.settings->durable);
+    op.recorder.record_until(Stage::offsets, op.started_ns,
+                             nothing_since ? op.recorder.last_end_ns() : now_ns());
+  }
   return operation;
+}
+
+std::optional<std::size_t> CollectiveOperation::run_alone(CollectiveContext& context,
+                                                          const CollectiveRequest& request,
+                                                          std::exception_ptr& failure) {
+  if (context.ranks() != 1 || !request.blocking || request.refused != 0 || !context.idle()) {
+    return std::nullopt;
+  }
+  const std::int64_t started = now_ns();
+  const CollectiveSettings& settings = *request.settings;
+  const core::AccessSummary summary = core::AccessSummary::of(
+      request.access, settings.realms.policy == core::RealmPolicy::load_balanced);
+  if (!may_go_direct(request, summary)) return std::nullopt;
+
+  // The stages of begin() for an early access, with the failures kept as
+  // there (the first one, and its stage).
+  const std::uint64_t sequence = context.take_sequence();
+  std::exception_ptr failed;
+  const char* failed_stage = nullptr;
+  auto guarded = [&](const char* stage, auto&& body) {
+    if (failed) return;
+    try {
+      body();
+    } catch (...) {
+      failed = std::current_exception();
+      failed_stage = stage;
+    }
+  };
+  guarded("offsets", [] { core::injection_point("collective.offsets"); });
+  sync::Lease own_bytes;
+  if (request.atomic) {
+    guarded("direct_lock", [&] {
+      own_bytes = request.atomic->lock_access(request.access, request.writing).get();
+    });
+  }
+  bool accessed = false;
+  std::int64_t io_begin = started;
+  std::int64_t io_end = 0;
+  std::int64_t io_bytes = 0;
+  guarded("direct_io", [&] {
+    if (request.access.empty()) return;
+    // Until here only a few arithmetic steps were taken, unless a lease
+    // was waited for: the io stage starts at the call, one clock read
+    // (30 ns on these machines, a twentieth of a small call) fewer.
+    if (request.atomic) io_begin = now_ns();
+    io_bytes = move_own_part(context, request);
+    io_end = now_ns();
+    accessed = true;
+  });
+  const bool persist = request.writing && settings.durable && accessed;
+  if (persist) guarded("persist", [&] { context.file().sync_data(); });
+  own_bytes.release();
+  // As an operation that accessed its part early, up to its gather
+  // (nothing travels on one process): the offsets stage spans the access.
+  const std::int64_t offsets_end = accessed && !persist && !failed ? io_end : now_ns();
+
+  // The outcome: on one process, the agreement's verdict is this
+  // process's own failure, reported as the agreement reports it.
+  std::exception_ptr result;
+  std::int64_t agree_begin = 0;
+  std::int64_t agree_end = 0;
+  if (failed) {
+    agree_begin = offsets_end;
+    OutcomeAgreement agreement;
+    agreement.post(context.comm(), message_tag(MessageKind::outcome, sequence), 0, 1, failed,
+                   failed_stage);
+    result = agreement.outcome(request.writing ? "collective write" : "collective read");
+    agree_end = now_ns();
+  }
+  std::size_t moved = 0;
+  if (!result) {
+    try {
+      const core::Access& access = request.access;
+      moved = static_cast<std::size_t>(access.bytes());
+      if (!request.writing && !access.empty()) {
+        moved = accessed ? static_cast<std::size_t>(io_bytes)
+                         : static_cast<std::size_t>(access.bytes_before(context.file().size()));
+      }
+      if (request.conversion) {
+        moved = static_cast<std::size_t>(
+            request.conversion->memory_bytes_within(static_cast<std::int64_t>(moved)));
+      }
+    } catch (...) {
+      result = std::current_exception();
+    }
+  }
+
+  // The statistics an operation would leave (OperationRecorder's sums and
+  // trace spans, made here on one thread without its atomic counters).
+  OperationRecord record;
+  record.sequence = sequence;
+  record.writing = request.writing;
+  record.bytes = request.access.bytes();
+  record.nanoseconds = (failed ? agree_end : offsets_end) - started;
+  record.realm_policy = settings.realms.policy;
+  record.alltoallw = settings.alltoallw;
+  record.read_access = settings.window_io.file_readable;
+  record.aggregators = summary.bytes > 0 ? 1 : 0;
+  record.aggregator = accessed;
+  record.iterations = accessed ? 1 : 0;
+  if (accessed) record.methods = 1u << static_cast<unsigned>(Method::direct);
+  const auto span = [&](Stage stage, std::int64_t begin, std::int64_t end, StageSums sums) {
+    trace_span(stage, context.rank(), request.writing, sequence, begin, end);
+    if (sums.nanoseconds != 0 || sums.bytes != 0 || sums.io_requests != 0) {
+      record.add_stage(stage, sums);
+    }
+  };
+  // In stage order, as OperationRecorder::fill gives them.
+  span(Stage::offsets, started, offsets_end, {offsets_end - started});
+  if (accessed) span(Stage::io, io_begin, io_end, {io_end - io_begin, io_bytes, 0, 0});
+  if (failed) span(Stage::agree, agree_begin, agree_end, {agree_end - agree_begin});
+  context.log(std::move(record));
+  failure = result;
+  return result ? 0 : moved;
 }
 
 void CollectiveOperation::run_inline() {
@@ -148,8 +308,12 @@ Future<std::size_t> CollectiveOperation::start(CollectiveContext& context,
   return future;
 }
 
-std::size_t CollectiveOperation::run(CollectiveContext& context, CollectiveRequest request,
-                                     std::function<void()> on_done, std::exception_ptr& failure) {
+std::size_t CollectiveOperation::run(CollectiveContext& context, CollectiveRequest&& request,
+                                     std::function<void()>&& on_done, std::exception_ptr& failure) {
+  if (std::optional<std::size_t> moved = run_alone(context, request, failure)) {
+    on_done();
+    return *moved;
+  }
   std::shared_ptr<CollectiveOperation> operation =
       begin(context, std::move(request), std::move(on_done));
   CollectiveOperation& op = *operation;
@@ -176,6 +340,7 @@ std::size_t CollectiveOperation::run(CollectiveContext& context, CollectiveReque
 }
 
 void CollectiveOperation::gathered(int code) {
+  if (!gather_requests_.empty()) recorder.record(Stage::offsets, started_ns);
   if (code != MPI_SUCCESS) {
     fail(std::make_exception_ptr(MpiError("MPI_Iallgather", code)), "offsets");
     failed_at_gather = true;
@@ -210,16 +375,23 @@ void CollectiveOperation::gathered(int code) {
                                                       });
   if (told_by_gather) {
     // Nothing is left to plan or move: the operation takes its turn at the
-    // gate and the scheduler without waiting there, and is complete.
-    context.call_order().pass_through(sequence);
+    // gate and the scheduler, if it has one, without waiting there, and is
+    // complete.
+    if (has_phase_sequence_) context.call_order().pass_through(phase_sequence);
     complete();
     return;
   }
+  if (!has_phase_sequence_) take_phase_sequence();
   summaries.reserve(announcements.size());
   for (const Announcement& a : announcements) summaries.push_back(a.summary);
   view_words = exchange::encode_view_access(request.access);
-  context.call_order().arrive(sequence,
+  context.call_order().arrive(phase_sequence,
                               [this] { runner->enqueue(PipelineKind::control, *this, 1); });
+}
+
+void CollectiveOperation::take_phase_sequence() {
+  phase_sequence = context.take_phase_sequence();
+  has_phase_sequence_ = true;
 }
 
 void CollectiveOperation::fail(std::exception_ptr failure, const char* stage) {
@@ -299,7 +471,8 @@ void CollectiveOperation::complete() {
   record.sequence = sequence;
   record.writing = request.writing;
   record.bytes = request.access.bytes();
-  record.nanoseconds = now_ns() - started_ns;
+  // Settled at its gather: nothing happened since the offsets stage's end.
+  record.nanoseconds = (told_by_gather ? recorder.last_end_ns() : now_ns()) - started_ns;
   record.realm_policy = request.settings->realms.policy;
   record.alltoallw = request.settings->alltoallw;
   record.read_access = request.settings->window_io.file_readable;
@@ -334,10 +507,10 @@ void CollectiveOperation::complete() {
   client_runs.clear();
   window_runs.clear();
   round_runs.clear();
-  if (told_by_gather) {
-    context.scheduler().skip(sequence);
-  } else {
-    context.scheduler().finished(sequence);
+  if (!told_by_gather) {
+    context.scheduler().finished(phase_sequence);
+  } else if (has_phase_sequence_) {
+    context.scheduler().skip(phase_sequence);
   }
   context.end_operation();
   if (!promise_) {

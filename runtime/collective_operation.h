@@ -112,8 +112,8 @@ class CollectiveOperation {
   // its failure in `failure`, without making a future. Throws, as start()
   // does, only what stops the operation from starting (`on_done` does not
   // run then).
-  static std::size_t run(CollectiveContext& context, CollectiveRequest request,
-                         std::function<void()> on_done, std::exception_ptr& failure);
+  static std::size_t run(CollectiveContext& context, CollectiveRequest&& request,
+                         std::function<void()>&& on_done, std::exception_ptr& failure);
 
   // A failure of this process's part, in `stage` (a name such as "pack",
   // or null when no stage applies); the first one is kept and reported at
@@ -144,7 +144,10 @@ class CollectiveOperation {
 
   CollectiveContext& context;
   const CollectiveRequest request;
-  const std::uint64_t sequence;
+  const std::uint64_t sequence;  // in message tags
+  // At the call-order gate and the data-phase scheduler, which only the
+  // operations that reach them are numbered for (has_phase_sequence).
+  std::uint64_t phase_sequence = 0;
   OperationRecorder recorder;
   Executor* executor = nullptr;  // set at start, with runner
   GraphRunner* runner = nullptr;
@@ -206,13 +209,27 @@ class CollectiveOperation {
   static std::shared_ptr<CollectiveOperation> begin(CollectiveContext& context,
                                                     CollectiveRequest request,
                                                     std::function<void()> on_done);
+  // A blocking call alone on a one-process file whose part goes direct:
+  // the collective call is its independent call, made here without an
+  // operation (no announcement, no turn at the gate or the scheduler), and
+  // recorded as an operation settled at its gather would be. Empty when
+  // the call is not such a call (nothing was done then).
+  static std::optional<std::size_t> run_alone(CollectiveContext& context,
+                                              const CollectiveRequest& request,
+                                              std::exception_ptr& failure);
   // An inline operation: waits for the announcements, then runs the
   // stages on this thread until the operation is complete.
   void run_inline();
   // The gather completed: everyone's announcements are in.
   void gathered(int code);
 
-  bool inline_ = false;        // run on the caller's thread (begin() decides)
+  // Numbers the operation at the gate and the scheduler: at begin() when
+  // it runs in the background, after its gather when inline (nothing else
+  // outstanding then, so call order holds), never when settled there.
+  void take_phase_sequence();
+
+  bool inline_ = false;  // run on the caller's thread (begin() decides)
+  bool has_phase_sequence_ = false;
   bool* completed_ = nullptr;  // inline: set by complete()
   std::span<MPI_Request> gather_requests_;
   // Where complete() leaves the result: the promise of start(), or, for

@@ -65,10 +65,6 @@ void start_data_phase(CollectiveOperation& op) {
     after_atomic_lease(op, [&op] { start_data_phase(op); });
     return;
   }
-  if (op.told_by_gather) {
-    op.complete();
-    return;
-  }
   GraphRunner& runner = *op.runner;
   const bool two_phase = op.plan && op.plan->two_phase;
   // Two-phase I/O goes on when this process alone failed: its partners

@@ -34,12 +34,15 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <vector>
 
 namespace flowio::runtime {
 
+class CollectiveContext;
 class CollectiveOperation;
+struct CollectiveRequest;
 
 using Next = std::function<void()>;
 using StageBody = void (*)(CollectiveOperation& operation, std::size_t item, Next next);
@@ -83,6 +86,12 @@ void start_data_phase(CollectiveOperation& operation);
 
 // This process's part of a direct-mode operation: its own pieces, accessed
 // by itself (also done at the call, before the gather, where it applies).
-void access_file_directly(CollectiveOperation& operation);
+// Its span (stage io) begins at `begin_ns`, or when it is called if -1.
+void access_file_directly(CollectiveOperation& operation, std::int64_t begin_ns = -1);
+// Its body: moves `request`'s data between its memory and its pieces of
+// the file and returns the bytes moved (a read's: those before the end of
+// the file); the caller records the span (stage io, method direct).
+// Throws what the access throws. `request.access` is not empty.
+std::int64_t move_own_part(CollectiveContext& context, const CollectiveRequest& request);
 
 }  // namespace flowio::runtime

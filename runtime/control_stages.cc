@@ -33,7 +33,7 @@ constexpr std::int64_t kMostPiecesKept = std::int64_t{1} << 20;
 // calculation itself leaves the process without a plan (start_data_phase).
 void realms_stage(CollectiveOperation& op, std::size_t, Next next) {
   const std::int64_t begin = now_ns();
-  if (op.told_by_gather || op.failed_at_gather || anyone_failed_early(op)) {
+  if (op.failed_at_gather || anyone_failed_early(op)) {
     next();
     return;
   }
@@ -139,7 +139,7 @@ void plan_stage(CollectiveOperation& op, std::size_t, Next next) {
   const bool lock_needed =
       std::any_of(op.announcements.begin(), op.announcements.end(),
                   [](const Announcement& announced) { return announced.needs_lock != 0; });
-  if (op.request.atomic && lock_needed && op.plan && op.plan->two_phase && !op.told_by_gather &&
+  if (op.request.atomic && lock_needed && op.plan && op.plan->two_phase &&
       !anyone_failed_early(op)) {
     sync::ByteRange hull{std::numeric_limits<std::int64_t>::max(), 0};
     for (const core::AccessSummary& s : op.summaries) {
@@ -160,19 +160,18 @@ void plan_stage(CollectiveOperation& op, std::size_t, Next next) {
 // this: it may run to completion from here.
 void leave_control(CollectiveOperation& op) {
   DataFootprint footprint;
-  if (!op.told_by_gather) {
-    footprint.writing = op.request.writing;
-    footprint.alltoallw = op.request.settings->alltoallw && op.plan && op.plan->two_phase;
-    footprint.begin = std::numeric_limits<std::int64_t>::max();
-    footprint.end = std::numeric_limits<std::int64_t>::min();
-    for (const core::AccessSummary& s : op.summaries) {
-      if (s.bytes == 0) continue;
-      footprint.begin = std::min(footprint.begin, s.file_begin);
-      footprint.end = std::max(footprint.end, s.file_end);
-    }
-    if (footprint.begin > footprint.end) footprint.begin = footprint.end = 0;
+  footprint.tag_sequence = op.sequence;
+  footprint.writing = op.request.writing;
+  footprint.alltoallw = op.request.settings->alltoallw && op.plan && op.plan->two_phase;
+  footprint.begin = std::numeric_limits<std::int64_t>::max();
+  footprint.end = std::numeric_limits<std::int64_t>::min();
+  for (const core::AccessSummary& s : op.summaries) {
+    if (s.bytes == 0) continue;
+    footprint.begin = std::min(footprint.begin, s.file_begin);
+    footprint.end = std::max(footprint.end, s.file_end);
   }
-  op.context.scheduler().ready(op.sequence, footprint, [&op] { start_data_phase(op); });
+  if (footprint.begin > footprint.end) footprint.begin = footprint.end = 0;
+  op.context.scheduler().ready(op.phase_sequence, footprint, [&op] { start_data_phase(op); });
 }
 
 }  // namespace

@@ -6,10 +6,10 @@
 
 namespace flowio::runtime {
 
-bool DataPhaseScheduler::interferes(std::uint64_t sequence, const DataFootprint& footprint) const {
+bool DataPhaseScheduler::interferes(const DataFootprint& footprint) const {
   return std::any_of(running_.begin(), running_.end(), [&](const auto& entry) {
-    const auto& [other_sequence, other] = entry;
-    if ((sequence - other_sequence) % kSequencesApart == 0) return true;
+    const DataFootprint& other = entry.second;
+    if ((footprint.tag_sequence - other.tag_sequence) % kSequencesApart == 0) return true;
     if (footprint.alltoallw && other.alltoallw) return true;
     const bool either_writes = footprint.writing || other.writing;
     const bool meet = footprint.begin < other.end && other.begin < footprint.end;
@@ -68,7 +68,7 @@ void DataPhaseScheduler::start_what_may() {
       ++next_;
       continue;
     }
-    if (interferes(next_, waiting_.begin()->second.footprint)) break;
+    if (interferes(waiting_.begin()->second.footprint)) break;
     Waiting next = std::move(waiting_.begin()->second);
     waiting_.erase(waiting_.begin());
     running_.emplace_back(next_, next.footprint);

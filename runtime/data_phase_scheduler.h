@@ -7,9 +7,14 @@
 // contains every sieving window) intersect, so that data sieving never
 // races with another operation's writes; when both exchange by Alltoallw
 // (collective calls must be posted in one order everywhere); or when their
-// sequence numbers are a multiple of 256 apart (they would share message
-// tags, runtime/message_tags.h). Other operations' data phases run at
-// once, side by side.
+// message tags' sequence numbers are a multiple of 256 apart (they would
+// share message tags, runtime/message_tags.h). Other operations' data
+// phases run at once, side by side.
+//
+// The scheduler numbers operations by their own count (the `sequence`
+// arguments below): only operations that reach it are numbered, in call
+// order, so a blocking call settled at the call (its gather was the whole
+// protocol and nothing else was outstanding) never touches it.
 //
 // Starting in call order on every process is what keeps operations in
 // flight from deadlocking on the graph's bounded buffers: every process
@@ -34,6 +39,8 @@ struct DataFootprint {
   bool alltoallw = false;
   std::int64_t begin = 0;
   std::int64_t end = 0;
+  // The operation's sequence number in its message tags.
+  std::uint64_t tag_sequence = 0;
 };
 
 // Thread safety: every method may be called from any thread.
@@ -57,7 +64,7 @@ class DataPhaseScheduler {
     std::function<void()> start;  // empty: skipped, nothing to start
   };
   void start_what_may();
-  bool interferes(std::uint64_t sequence, const DataFootprint& footprint) const;
+  bool interferes(const DataFootprint& footprint) const;
 
   std::mutex mutex_;
   std::uint64_t next_ = 0;

@@ -52,85 +52,86 @@ const Pipeline& direct_pipeline() {
   return kDirect;
 }
 
-void access_file_directly(CollectiveOperation& op) {
+void access_file_directly(CollectiveOperation& op, std::int64_t begin_ns) {
   op.guarded(
       [&] {
-        const core::Access& access = op.request.access;
-        if (access.empty()) return;
-        const std::int64_t begin = now_ns();
-        const core::MemoryLayout& memory = op.request.memory;
-        const core::FileView& view = *access.view();
-        io::StorageBackend& backend = op.context.backend();
-        const int fd = op.context.file().get();
-        const bool writing = op.request.writing;
-        // Where independent writes may sieve, this write must not land in
-        // one's extent between its read and its write back: it holds the
-        // sieve lock over its own extent (io::WindowIoSettings::
-        // lock_every_write).
-        io::SieveLock::Held extent;
-        if (writing && op.request.settings->window_io.lock_every_write) {
-          extent = op.context.sieve_lock().lock(access.file_begin(), access.file_end());
-        }
-        std::int64_t moved = 0;
-        if (op.request.conversion) {
-          // Data representation hook: converted by the workers, chunk by
-          // chunk, while this thread moves the chunks converted before.
-          tbb::task_arena& workers = op.context.engine().arena();
-          moved = writing ? write_converted(backend, fd, view, access.stream_begin(),
-                                            *op.request.conversion, kConversionChunkBytes, workers)
-                          : read_converted(backend, fd, view, access.stream_begin(),
-                                           *op.request.conversion, kConversionChunkBytes, workers);
-        } else if (memory.contiguous() &&
-                   access.file_end() - access.file_begin() == access.bytes()) {
-          // One piece in the file and in memory (the common small call): one
-          // request, without walking the view.
-          iovec buffer{reinterpret_cast<void*>(memory.address_of(0)),
-                       static_cast<std::size_t>(access.bytes())};
-          const io::IoRequest request{access.file_begin(), std::span<const iovec>(&buffer, 1),
-                                      buffer.iov_len};
-          if (writing) {
-            backend.write(fd, std::span<const io::IoRequest>(&request, 1));
-            moved = access.bytes();
-          } else {
-            std::size_t got = 0;
-            backend.read(fd, std::span<const io::IoRequest>(&request, 1),
-                         std::span<std::size_t>(&got, 1));
-            moved = static_cast<std::int64_t>(got);
-          }
-        } else if (memory.contiguous()) {
-          moved = writing ? io::write_to_view(backend, fd, view, access.stream_begin(), memory)
-                          : io::read_from_view(backend, fd, view, access.stream_begin(), memory);
-        } else {
-          // Small memory pieces make slow iovecs: stage through a buffer of at
-          // most one window, packed or unpacked by memcpy.
-          const std::int64_t chunk =
-              std::min(access.bytes(), op.request.settings->realms.window_bytes);
-          // Not value-initialized: every byte is packed or read before use.
-          const auto staging =
-              std::make_unique_for_overwrite<char[]>(static_cast<std::size_t>(chunk));
-          const core::FlatType bytes_type(core::make_run(1), 0, 1);
-          for (std::int64_t from = 0; from < access.bytes(); from += chunk) {
-            const std::int64_t length = std::min(chunk, access.bytes() - from);
-            const core::MemoryLayout staged{&bytes_type, length,
-                                            reinterpret_cast<std::int64_t>(staging.get())};
-            if (writing) {
-              exchange::pack_stream(memory, from, length, staging.get());
-              moved += io::write_to_view(backend, fd, view, access.stream_begin() + from, staged);
-            } else {
-              const std::int64_t got =
-                  io::read_from_view(backend, fd, view, access.stream_begin() + from, staged);
-              exchange::unpack_stream(memory, from, got, staging.get());
-              moved += got;
-              if (got < length) break;  // end of file
-            }
-          }
-        }
+        if (op.request.access.empty()) return;
+        const std::int64_t begin = begin_ns >= 0 ? begin_ns : now_ns();
+        const std::int64_t moved = move_own_part(op.context, op.request);
         op.recorder.record(Stage::io, begin, -1, "", moved);
         op.recorder.add_method(Method::direct);
-        if (!writing) op.bytes_read_directly = moved;
+        if (!op.request.writing) op.bytes_read_directly = moved;
         op.accessed_directly = true;
       },
       "direct_io");
+}
+
+std::int64_t move_own_part(CollectiveContext& context, const CollectiveRequest& request) {
+  const core::Access& access = request.access;
+  const core::MemoryLayout& memory = request.memory;
+  const core::FileView& view = *access.view();
+  io::StorageBackend& backend = context.backend();
+  const int fd = context.file().get();
+  const bool writing = request.writing;
+  // Where independent writes may sieve, this write must not land in one's
+  // extent between its read and its write back: it holds the sieve lock
+  // over its own extent (io::WindowIoSettings::lock_every_write).
+  io::SieveLock::Held extent;
+  if (writing && !access.empty() && request.settings->window_io.lock_every_write) {
+    extent = context.sieve_lock().lock(access.file_begin(), access.file_end());
+  }
+  std::int64_t moved = 0;
+  if (request.conversion) {
+    // Data representation hook: converted by the workers, chunk by
+    // chunk, while this thread moves the chunks converted before.
+    tbb::task_arena& workers = context.engine().arena();
+    moved = writing ? write_converted(backend, fd, view, access.stream_begin(), *request.conversion,
+                                      kConversionChunkBytes, workers)
+                    : read_converted(backend, fd, view, access.stream_begin(), *request.conversion,
+                                     kConversionChunkBytes, workers);
+  } else if (memory.contiguous() && access.file_end() - access.file_begin() == access.bytes()) {
+    // One piece in the file and in memory (the common small call): one
+    // request, without walking the view.
+    iovec buffer{reinterpret_cast<void*>(memory.address_of(0)),
+                 static_cast<std::size_t>(access.bytes())};
+    const io::IoRequest io_request{access.file_begin(), std::span<const iovec>(&buffer, 1),
+                                   buffer.iov_len};
+    if (writing) {
+      backend.write(fd, std::span<const io::IoRequest>(&io_request, 1));
+      moved = access.bytes();
+    } else {
+      std::size_t got = 0;
+      backend.read(fd, std::span<const io::IoRequest>(&io_request, 1),
+                   std::span<std::size_t>(&got, 1));
+      moved = static_cast<std::int64_t>(got);
+    }
+  } else if (memory.contiguous()) {
+    moved = writing ? io::write_to_view(backend, fd, view, access.stream_begin(), memory)
+                    : io::read_from_view(backend, fd, view, access.stream_begin(), memory);
+  } else {
+    // Small memory pieces make slow iovecs: stage through a buffer of at
+    // most one window, packed or unpacked by memcpy.
+    const std::int64_t chunk = std::min(access.bytes(), request.settings->realms.window_bytes);
+    // Not value-initialized: every byte is packed or read before use.
+    const auto staging = std::make_unique_for_overwrite<char[]>(static_cast<std::size_t>(chunk));
+    const core::FlatType bytes_type(core::make_run(1), 0, 1);
+    for (std::int64_t from = 0; from < access.bytes(); from += chunk) {
+      const std::int64_t length = std::min(chunk, access.bytes() - from);
+      const core::MemoryLayout staged{&bytes_type, length,
+                                      reinterpret_cast<std::int64_t>(staging.get())};
+      if (writing) {
+        exchange::pack_stream(memory, from, length, staging.get());
+        moved += io::write_to_view(backend, fd, view, access.stream_begin() + from, staged);
+      } else {
+        const std::int64_t got =
+            io::read_from_view(backend, fd, view, access.stream_begin() + from, staged);
+        exchange::unpack_stream(memory, from, got, staging.get());
+        moved += got;
+        if (got < length) break;  // end of file
+      }
+    }
+  }
+  return moved;
 }
 
 }  // namespace flowio::runtime

@@ -49,7 +49,19 @@ void OperationRecorder::record_until(Stage stage, std::int64_t begin_ns, std::in
     add("bytes", bytes);
     add("messages", messages);
     add("io_requests", requests);
-    trace(stage, begin_ns, end_ns, index, role, args);
+    trace_span(stage, rank_, writing_, sequence_, begin_ns, end_ns, index, role, args);
+  }
+}
+
+void trace_span(Stage stage, int rank, bool writing, std::uint64_t sequence, std::int64_t begin_ns,
+                std::int64_t end_ns, std::int64_t index, const char* role,
+                const std::string& args) {
+  Trace& trace = Trace::process();
+  if (trace.enabled()) {
+    trace.record(stage_name(stage), rank,
+                 std::string(writing ? "write#" : "read#") + std::to_string(sequence) +
+                     (index >= 0 ? " w" + std::to_string(index) : "") + role,
+                 begin_ns, end_ns, args);
   }
 }
 
@@ -61,17 +73,11 @@ void OperationRecorder::record_compression(Stage stage, std::int64_t begin_ns, s
   counters.nanoseconds.fetch_add(end_ns - begin_ns, std::memory_order_relaxed);
   counters.bytes.fetch_add(bytes, std::memory_order_relaxed);
   if (Trace::process().enabled()) {
-    trace(stage, begin_ns, end_ns, index, wire_bytes < bytes ? " lzo" : " raw",
-          "\"bytes\":" + std::to_string(bytes) + ",\"wire_bytes\":" + std::to_string(wire_bytes));
+    trace_span(
+        stage, rank_, writing_, sequence_, begin_ns, end_ns, index,
+        wire_bytes < bytes ? " lzo" : " raw",
+        "\"bytes\":" + std::to_string(bytes) + ",\"wire_bytes\":" + std::to_string(wire_bytes));
   }
-}
-
-void OperationRecorder::trace(Stage stage, std::int64_t begin_ns, std::int64_t end_ns,
-                              std::int64_t index, const char* role, const std::string& args) const {
-  Trace::process().record(stage_name(stage), rank_,
-                          std::string(writing_ ? "write#" : "read#") + std::to_string(sequence_) +
-                              (index >= 0 ? " w" + std::to_string(index) : "") + role,
-                          begin_ns, end_ns, args);
 }
 
 void OperationRecorder::add_method(Method method) {

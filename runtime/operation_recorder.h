@@ -82,6 +82,14 @@ struct OperationRecord {
   OperationStatistics statistics() const;
 };
 
+// One span of `stage` in the process's trace (runtime/trace.h), when a
+// trace is recorded: of operation `sequence`, for window (or round or
+// item) `index` (-1: the whole operation), `role` appended to the label,
+// `args` the members of its "args" object (Trace::record).
+void trace_span(Stage stage, int rank, bool writing, std::uint64_t sequence, std::int64_t begin_ns,
+                std::int64_t end_ns, std::int64_t index = -1, const char* role = "",
+                const std::string& args = {});
+
 // Thread safety: record() and add_method() may be called from any thread.
 class OperationRecorder {
  public:
@@ -124,9 +132,6 @@ class OperationRecorder {
   Counters stages_[static_cast<int>(Stage::count)];
   std::atomic<unsigned> methods_{0};
   std::atomic<std::int64_t> last_end_ns_{0};
-
-  void trace(Stage stage, std::int64_t begin_ns, std::int64_t end_ns, std::int64_t index,
-             const char* role, const std::string& args) const;
 };
 
 }  // namespace flowio::runtime

@@ -188,12 +188,18 @@ void Progress::run() {
 }
 
 int wait_all_on_caller(std::span<MPI_Request> requests, MPI_Status* statuses) {
-  const std::int64_t started = now_ns();
+  // The clock is read only once a first test found the requests pending
+  // (a clock read costs as much as a small call's message here).
+  std::int64_t started = -1;
   for (;;) {
     int flag = 0;
     const int code =
         MPI_Testall(static_cast<int>(requests.size()), requests.data(), &flag, statuses);
     if (flag || code != MPI_SUCCESS) return code;
+    if (started < 0) {
+      started = now_ns();
+      continue;
+    }
     const std::int64_t pause_ns = Backoff::pause_ns(now_ns() - started);
     if (pause_ns > 0) pause(pause_ns);
   }

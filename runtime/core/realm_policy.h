@@ -36,13 +36,14 @@ struct AccessSummary {
   std::int64_t file_end = 0;
   std::int64_t bytes = 0;
   std::int64_t pieces = 0;  // Access::estimated_pieces()
-  // quantile[k]: file offset of data byte k * bytes / kQuantiles
-  // (quantile[kQuantiles] = file_end).
-  std::array<std::int64_t, kQuantiles + 1> quantile{};
   // Words of the largest access description this process will send an
   // aggregator (filled in by the metadata layer), so receivers can size
   // their buffers without asking.
   std::int64_t metadata_words = 0;
+  // quantile[k]: file offset of data byte k * bytes / kQuantiles
+  // (quantile[kQuantiles] = file_end). Last, so that a message may leave
+  // them out when they were not computed.
+  std::array<std::int64_t, kQuantiles + 1> quantile{};
 
   // The quantiles cost a seek each; without `quantiles` they are left 0
   // (only load-balanced realms read them).

@@ -18,6 +18,7 @@
 
 #include "flowio/flowio.h"
 #include "tests/api/test_paths.h"
+#include "tests/support/fault_scope.h"
 #include "tests/support/future_deadline.h"
 
 namespace {
@@ -565,4 +566,65 @@ TEST_CASE("Api.Collective.HintsInForce") {
   CHECK(value("flowio_exchange") == "point_to_point");
   CHECK(value("flowio_ds_mapping") == "automatic");
   defaults.close();
+}
+
+// On a one-process communicator a blocking collective call whose part
+// goes direct is made as its independent call (nothing to exchange): it
+// moves the data, is recorded as any collective operation (numbered with
+// the others, its io stage counting the bytes), and fails as one, through
+// the agreement's rules (a failure that is not flowio's own reaches the
+// caller as the other processes would report it, naming the stage).
+TEST_CASE("Api.Collective.OneProcessCallIsItsIndependentCall") {
+  const std::string path = flowio::testing::scratch_path(
+      MPI_COMM_SELF, "coll_one_process." + std::to_string(world_rank()));
+  constexpr int kBytes = 4096;
+  std::vector<char> data(kBytes, static_cast<char>('a' + world_rank()));
+  std::vector<char> back(kBytes, '#');
+  // The file's second backend write fails.
+  const flowio::testing::FaultScope faults("on=write,nth=2,fault=eio");
+  flowio::File file =
+      flowio::File::open(MPI_COMM_SELF, path,
+                         flowio::Mode::create | flowio::Mode::rdwr | flowio::Mode::delete_on_close);
+  CHECK(file.write_at_all(0, data.data(), kBytes, MPI_CHAR) == kBytes);
+  CHECK(file.read_at_all(0, back.data(), kBytes, MPI_CHAR) == kBytes);
+  CHECK(back == data);
+  CHECK(file.read_at_all(kBytes, back.data(), kBytes, MPI_CHAR) == 0);  // past the end
+  CHECK_THROWS_AS(file.write_at_all(0, data.data(), kBytes, MPI_CHAR), flowio::IoError);
+  {
+    const flowio::testing::FaultScope offsets("on=collective.offsets,fault=bad_alloc");
+    try {
+      file.write_at_all(0, data.data(), kBytes, MPI_CHAR);
+      FAIL("a failure at the offsets stage did not reach the caller");
+    } catch (const flowio::Error& error) {
+      CHECK(error.code() == flowio::ErrorCode::io);
+      CHECK(std::string(error.what()).find("offsets") != std::string::npos);
+    }
+  }
+  CHECK(file.write_at_all(kBytes, data.data(), kBytes, MPI_CHAR) == kBytes);
+
+  const std::vector<flowio::OperationStatistics> all = file.statistics();
+  REQUIRE(all.size() == 6);
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    CAPTURE(i);
+    CHECK(all[i].sequence == i);
+    CHECK(all[i].bytes == kBytes);
+    CHECK(all[i].aggregators == 1);
+    CHECK(all[i].seconds >= 0);
+    const bool moved = i != 3 && i != 4;
+    CHECK(all[i].aggregator == moved);
+    CHECK(all[i].iterations == (moved ? 1 : 0));
+    CHECK(all[i].method == (moved ? "direct" : ""));
+    std::int64_t io_bytes = -1;
+    double agree_seconds = -1;
+    for (const flowio::StageStatistics& stage : all[i].stages) {
+      if (stage.name == "io") io_bytes = stage.bytes;
+      if (stage.name == "agree") agree_seconds = stage.seconds;
+    }
+    CHECK(io_bytes == (i == 2 || !moved ? 0 : kBytes));
+    CHECK((agree_seconds > 0) == !moved);
+  }
+  CHECK(all[0].writing);
+  CHECK(!all[1].writing);
+  CHECK(all[5].writing);
+  file.close();
 }

@@ -135,3 +135,27 @@ TEST_CASE("Api.SieveRace.IndependentWriteRunningWhenACollectiveWriteStarts") {
   check_image(path, hole);
   if (world_rank() == 0) ::unlink(path.c_str());
 }
+
+// The same with a blocking collective write: it too waits for the
+// independent write that is still running before it joins.
+TEST_CASE("Api.SieveRace.IndependentWriteRunningWhenABlockingCollectiveWriteStarts") {
+  const std::int64_t hole = 256 * 1024;
+  const std::string path =
+      flowio::testing::scratch_path(MPI_COMM_WORLD, "sieve-race-running-blocking");
+  FaultScope stall(
+      "on=write,rank=1,nth=1,fault=stall,ms=400;on=write,rank=0,nth=1,fault=stall,ms=800");
+  flowio::File file = flowio::File::open(
+      MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::rdwr, sieving_hints());
+  const std::vector<char> independent(hole, 'h');
+  flowio::Future<std::size_t> running;
+  if (world_rank() == 1) running = file.iwrite_at(kEdge, independent.data(), hole, MPI_BYTE);
+  const std::vector<char> collective(kEdge, world_rank() == 0 ? 'a' : 'c');
+  const MPI_Offset at = world_rank() == 0 ? 0 : kEdge + hole;
+  CHECK(file.write_at_all(at, collective.data(), kEdge, MPI_BYTE) ==
+        static_cast<std::size_t>(kEdge));
+  if (world_rank() == 1) CHECK(running.get() == static_cast<std::size_t>(hole));
+  check_sieved(file);
+  file.close();
+  check_image(path, hole);
+  if (world_rank() == 0) ::unlink(path.c_str());
+}

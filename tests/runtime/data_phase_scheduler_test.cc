@@ -5,6 +5,7 @@
 
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <vector>
 
 using flowio::runtime::DataFootprint;
@@ -17,15 +18,23 @@ DataFootprint footprint(bool writing, std::int64_t begin, std::int64_t end,
   return DataFootprint{writing, alltoallw, begin, end};
 }
 
+// Operation `sequence` ready, numbered alike in the scheduler and in its
+// message tags (as when every call reaches the scheduler).
+void ready(DataPhaseScheduler& scheduler, std::uint64_t sequence, DataFootprint footprint,
+           std::function<void()> start) {
+  footprint.tag_sequence = sequence;
+  scheduler.ready(sequence, footprint, std::move(start));
+}
+
 }  // namespace
 
 // Reads of the same bytes, and writes of disjoint bytes, start at once.
 TEST_CASE("Runtime.DataPhaseScheduler.DisjointOrReadOnlyRunSideBySide") {
   DataPhaseScheduler scheduler;
   std::vector<int> started;
-  scheduler.ready(0, footprint(false, 0, 100), [&] { started.push_back(0); });
-  scheduler.ready(1, footprint(false, 50, 150), [&] { started.push_back(1); });
-  scheduler.ready(2, footprint(true, 200, 300), [&] { started.push_back(2); });
+  ready(scheduler, 0, footprint(false, 0, 100), [&] { started.push_back(0); });
+  ready(scheduler, 1, footprint(false, 50, 150), [&] { started.push_back(1); });
+  ready(scheduler, 2, footprint(true, 200, 300), [&] { started.push_back(2); });
   CHECK(started == std::vector<int>{0, 1, 2});
 }
 
@@ -34,9 +43,9 @@ TEST_CASE("Runtime.DataPhaseScheduler.DisjointOrReadOnlyRunSideBySide") {
 TEST_CASE("Runtime.DataPhaseScheduler.InterferingWaitsAndKeepsOrder") {
   DataPhaseScheduler scheduler;
   std::vector<int> started;
-  scheduler.ready(0, footprint(true, 0, 100), [&] { started.push_back(0); });
-  scheduler.ready(1, footprint(false, 90, 120), [&] { started.push_back(1); });
-  scheduler.ready(2, footprint(true, 500, 600), [&] { started.push_back(2); });
+  ready(scheduler, 0, footprint(true, 0, 100), [&] { started.push_back(0); });
+  ready(scheduler, 1, footprint(false, 90, 120), [&] { started.push_back(1); });
+  ready(scheduler, 2, footprint(true, 500, 600), [&] { started.push_back(2); });
   CHECK(started == std::vector<int>{0});
   scheduler.finished(0);
   CHECK(started == std::vector<int>{0, 1, 2});
@@ -46,9 +55,9 @@ TEST_CASE("Runtime.DataPhaseScheduler.InterferingWaitsAndKeepsOrder") {
 TEST_CASE("Runtime.DataPhaseScheduler.StartsInCallOrder") {
   DataPhaseScheduler scheduler;
   std::vector<int> started;
-  scheduler.ready(1, footprint(false, 0, 10), [&] { started.push_back(1); });
+  ready(scheduler, 1, footprint(false, 0, 10), [&] { started.push_back(1); });
   CHECK(started.empty());
-  scheduler.ready(0, footprint(false, 20, 30), [&] { started.push_back(0); });
+  ready(scheduler, 0, footprint(false, 20, 30), [&] { started.push_back(0); });
   CHECK(started == std::vector<int>{0, 1});
 }
 
@@ -57,9 +66,9 @@ TEST_CASE("Runtime.DataPhaseScheduler.StartsInCallOrder") {
 TEST_CASE("Runtime.DataPhaseScheduler.AlltoallwSerialisedEmptyFree") {
   DataPhaseScheduler scheduler;
   std::vector<int> started;
-  scheduler.ready(0, footprint(false, 0, 10, true), [&] { started.push_back(0); });
-  scheduler.ready(1, footprint(false, 20, 30, true), [&] { started.push_back(1); });
-  scheduler.ready(2, DataFootprint{}, [&] { started.push_back(2); });
+  ready(scheduler, 0, footprint(false, 0, 10, true), [&] { started.push_back(0); });
+  ready(scheduler, 1, footprint(false, 20, 30, true), [&] { started.push_back(1); });
+  ready(scheduler, 2, DataFootprint{}, [&] { started.push_back(2); });
   CHECK(started == std::vector<int>{0});
   scheduler.finished(0);
   CHECK(started == std::vector<int>{0, 1, 2});
@@ -70,11 +79,11 @@ TEST_CASE("Runtime.DataPhaseScheduler.AlltoallwSerialisedEmptyFree") {
 TEST_CASE("Runtime.DataPhaseScheduler.FinishInsideStart") {
   DataPhaseScheduler scheduler;
   std::vector<int> started;
-  scheduler.ready(0, footprint(true, 0, 10), [&] {
+  ready(scheduler, 0, footprint(true, 0, 10), [&] {
     started.push_back(0);
     scheduler.finished(0);
   });
-  scheduler.ready(1, footprint(true, 0, 10), [&] { started.push_back(1); });
+  ready(scheduler, 1, footprint(true, 0, 10), [&] { started.push_back(1); });
   CHECK(started == std::vector<int>{0, 1});
 }
 
@@ -86,12 +95,32 @@ TEST_CASE("Runtime.DataPhaseScheduler.SkippedOperationsTakeTheirTurn") {
   DataPhaseScheduler scheduler;
   std::vector<int> started;
   scheduler.skip(0);
-  scheduler.ready(2, footprint(true, 0, 10), [&] { started.push_back(2); });
+  ready(scheduler, 2, footprint(true, 0, 10), [&] { started.push_back(2); });
   CHECK(started.empty());
   scheduler.skip(1);
   CHECK(started == std::vector<int>{2});
   scheduler.finished(2);
   for (std::uint64_t sequence = 3; sequence < 256; ++sequence) scheduler.skip(sequence);
-  scheduler.ready(256, footprint(true, 0, 10), [&] { started.push_back(256); });
+  ready(scheduler, 256, footprint(true, 0, 10), [&] { started.push_back(256); });
   CHECK(started == std::vector<int>{2, 256});
+}
+
+// The scheduler counts only the operations that reach it (calls settled at
+// the call do not): operations next to each other there may lie far apart
+// in their message tags, and it is the tags that must not be shared.
+TEST_CASE("Runtime.DataPhaseScheduler.TagsSharedByTheirSequenceNotTheSchedulers") {
+  DataPhaseScheduler scheduler;
+  std::vector<int> started;
+  DataFootprint first = footprint(false, 0, 10);
+  first.tag_sequence = 7;
+  DataFootprint second = footprint(false, 20, 30);
+  second.tag_sequence = 7 + 256;  // the same tags as the first
+  DataFootprint third = footprint(false, 40, 50);
+  third.tag_sequence = 7 + 257;
+  scheduler.ready(0, first, [&] { started.push_back(0); });
+  scheduler.ready(1, second, [&] { started.push_back(1); });
+  scheduler.ready(2, third, [&] { started.push_back(2); });
+  CHECK(started == std::vector<int>{0});
+  scheduler.finished(0);
+  CHECK(started == std::vector<int>{0, 1, 2});
 }
