@@ -44,6 +44,11 @@ struct Announcement {
   // process's does; every process sees the same announcements, so they
   // all decide alike.
   std::int64_t needs_lock = 0;
+  // How many of the file's plans this process knew had failed to compile
+  // when it made the call (CollectiveContext::plan_failures): the plan
+  // cache drops its plans when any process knew of a new failure
+  // (PlanCache::note_failures).
+  std::int64_t plan_failures = 0;
 };
 
 // One operation's exchange of announcements. Used by one thread at a time;

@@ -68,6 +68,7 @@ std::shared_ptr<CollectiveOperation> CollectiveOperation::begin(CollectiveContex
   announcement.direction = op.request.writing ? 1 : 2;
   announcement.needs_lock =
       op.request.atomic && op.request.atomic->needs_lock(op.request.access) ? 1 : 0;
+  announcement.plan_failures = context.plan_failures();
   op.inline_ = context.begin_operation(op.request.blocking);
   op.runner = &context.runner(op.inline_, *op.request.settings);
   op.executor = &op.runner->executor();

@@ -23,10 +23,10 @@ TEST_CASE("Runtime.PlanCache.CombinedKeyDependsOnEveryKeyInOrder") {
 TEST_CASE("Runtime.PlanCache.FindsWhatItKept") {
   PlanCache cache(4);
   auto plan = std::make_shared<CollectivePlan>();
-  CHECK(cache.find(7) == nullptr);
+  CHECK(!cache.find(7));
   cache.insert(7, plan);
   CHECK(cache.find(7) == plan);
-  CHECK(cache.find(8) == nullptr);
+  CHECK(!cache.find(8));
 }
 
 // Past its capacity the cache drops the least recently used plan; a find
@@ -40,7 +40,7 @@ TEST_CASE("Runtime.PlanCache.EvictsLeastRecentlyUsed") {
   CHECK(cache.find(1) == one);  // 2 is now the least recently used
   cache.insert(3, three);
   CHECK(cache.size() == 2);
-  CHECK(cache.find(2) == nullptr);
+  CHECK(!cache.find(2));
   CHECK(cache.find(1) == one);
   CHECK(cache.find(3) == three);
 }
@@ -49,13 +49,13 @@ TEST_CASE("Runtime.PlanCache.EvictsLeastRecentlyUsed") {
 TEST_CASE("Runtime.PlanCache.CapacityAndClear") {
   PlanCache none(0);
   none.insert(1, std::make_shared<CollectivePlan>());
-  CHECK(none.find(1) == nullptr);
+  CHECK(!none.find(1));
   PlanCache cache(4);
   for (std::uint64_t key = 0; key < 4; ++key) cache.insert(key, std::make_shared<CollectivePlan>());
   cache.set_capacity(1);
   CHECK(cache.size() == 1);
-  CHECK(cache.find(3) != nullptr);
+  CHECK(cache.find(3));
   cache.clear();
   CHECK(cache.size() == 0);
-  CHECK(cache.find(3) == nullptr);
+  CHECK(!cache.find(3));
 }
