@@ -113,9 +113,9 @@ void compute_summary(FlatNode& node) {
                                                 std::max<std::int64_t>(0, reach));
     monotone = monotone && child.monotone && (block.count == 1 || block.stride >= span(child));
     // Copy k + 1 starts no lower than where copy k's last piece starts.
-    ordered = ordered && child.ordered &&
-              (block.count == 1 ||
-               block.stride >= checked_subtract(child.last_start, child.true_lb));
+    ordered =
+        ordered && child.ordered &&
+        (block.count == 1 || block.stride >= checked_subtract(child.last_start, child.true_lb));
     const std::int64_t block_first_start = checked_add(block.displacement, child.true_lb);
     if (i > 0) {
       const FlatBlock& previous = node.blocks[i - 1];
