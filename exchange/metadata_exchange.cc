@@ -4,6 +4,7 @@
 
 #include "exchange/access_codec.h"
 #include "flowio/error.h"
+#include "runtime/core/injection_point.h"
 
 namespace flowio::exchange {
 namespace {
@@ -58,6 +59,9 @@ std::vector<MPI_Request> MetadataExchange::post(
       incoming_[i].resize(static_cast<std::size_t>(client_words[i]));
     }
   }
+  // Every buffer is made before the first message is posted, so that a
+  // failed allocation leaves nothing in flight.
+  std::vector<int> destinations;
   if (!mine.empty()) {
     std::vector<std::vector<core::Piece>> pieces;
     if (view_words.size() > kAlwaysSendViewWords) pieces = pieces_by_slot(mine, layout);
@@ -68,24 +72,27 @@ std::vector<MPI_Request> MetadataExchange::post(
       outgoing_.push_back(as_list
                               ? encode_pieces(pieces[index])
                               : std::vector<std::int64_t>(view_words.begin(), view_words.end()));
+      destinations.push_back(aggregator_ranks[index]);
     }
   }
-  std::size_t next = 0;
-  for (int s = 0; s < layout.slots() && !mine.empty(); ++s) {
-    if (!layout.realm_meets(s, mine.file_begin(), mine.file_end())) continue;
-    const std::vector<std::int64_t>& words = outgoing_[next++];
-    const int aggregator = aggregator_ranks[static_cast<std::size_t>(s)];
+  if (frames_ != nullptr) {
+    for (std::size_t i = 0; i < outgoing_.size(); ++i) {
+      outgoing_frames_.push_back(frames_->encode_words(
+          destinations[i], outgoing_[i], static_cast<std::int64_t>(outgoing_.size()), statistics));
+    }
+  }
+  requests.reserve(outgoing_.size() + (slot >= 0 ? client_ranks.size() : 0));
+  for (std::size_t i = 0; i < outgoing_.size(); ++i) {
     MPI_Request request;
     if (frames_ != nullptr) {
-      outgoing_frames_.push_back(frames_->encode_words(
-          aggregator, words, static_cast<std::int64_t>(outgoing_.size()), statistics));
-      const std::vector<std::byte>& frame = outgoing_frames_.back();
-      check_mpi(MPI_Isend(frame.data(), static_cast<int>(frame.size()), MPI_BYTE, aggregator, tag,
-                          comm, &request),
+      const std::vector<std::byte>& frame = outgoing_frames_[i];
+      check_mpi(MPI_Isend(frame.data(), static_cast<int>(frame.size()), MPI_BYTE, destinations[i],
+                          tag, comm, &request),
                 "MPI_Isend");
     } else {
-      check_mpi(MPI_Isend(words.data(), static_cast<int>(words.size()), MPI_INT64_T, aggregator,
-                          tag, comm, &request),
+      const std::vector<std::int64_t>& words = outgoing_[i];
+      check_mpi(MPI_Isend(words.data(), static_cast<int>(words.size()), MPI_INT64_T,
+                          destinations[i], tag, comm, &request),
                 "MPI_Isend");
     }
     requests.push_back(request);
@@ -111,6 +118,20 @@ std::vector<MPI_Request> MetadataExchange::post(
   return requests;
 }
 
+bool MetadataExchange::every_description_came() const {
+  return std::none_of(incoming_lengths_.begin(), incoming_lengths_.end(),
+                      [](std::size_t bytes) { return bytes <= kMostNoticeBytes; });
+}
+
+bool MetadataExchange::description_came(std::size_t client) const {
+  return client >= incoming_lengths_.size() || incoming_lengths_[client] > kMostNoticeBytes;
+}
+
+std::size_t MetadataExchange::wire_bytes(std::int64_t words, bool framed) {
+  const auto bytes = static_cast<std::size_t>(words) * sizeof(std::int64_t);
+  return framed ? frame_bound(bytes) : bytes;
+}
+
 void MetadataExchange::received(std::span<const MPI_Status> statuses) {
   incoming_lengths_.clear();
   for (std::size_t i = sends_; i < statuses.size(); ++i) {
@@ -132,10 +153,12 @@ std::vector<core::Access> MetadataExchange::decode() {
           std::span<const std::byte>(incoming_frames_[i]).first(incoming_lengths_[i]),
           static_cast<std::size_t>(incoming_words_[i]), *statistics_);
       accesses.push_back(decode_access(words));
+      if (i == 0) core::injection_point("collective.metadata_decode");
     }
   } else {
     for (const std::vector<std::int64_t>& words : incoming_) {
       accesses.push_back(decode_access(words));
+      if (accesses.size() == 1) core::injection_point("collective.metadata_decode");
     }
   }
   incoming_.clear();

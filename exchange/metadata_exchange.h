@@ -31,7 +31,9 @@ class MetadataExchange {
   // then calls received() and decode(). With `frames` (compression not
   // off on every process), each description travels as a frame
   // (compress_stage.h), compressed when the rule says so; `statistics`
-  // (borrowed until decode()) counts it.
+  // (borrowed until decode()) counts it. What it throws (a failed
+  // allocation) it throws before posting anything; an MPI error aside, a
+  // call that returns has posted every message.
   std::vector<MPI_Request> post(MPI_Comm comm, int tag, const core::Access& mine,
                                 std::span<const std::int64_t> view_words,
                                 const core::RealmLayout& layout,
@@ -44,9 +46,24 @@ class MetadataExchange {
   // complete: how long each received frame is.
   void received(std::span<const MPI_Status> statuses);
 
+  // Once received() was called: whether every client's message is a
+  // description. A message of at most kMostNoticeBytes in place of one is
+  // the client's notice that it has no plan (runtime/plan_check.h): it
+  // cannot be decoded, and the operation fails everywhere.
+  bool every_description_came() const;
+  bool description_came(std::size_t client) const;
+  // Descriptions are never this short (at least two words, or a frame
+  // header).
+  static constexpr std::size_t kMostNoticeBytes = 1;
+  // The most bytes a description of at most `words` words may take on the
+  // wire (framed or not).
+  static std::size_t wire_bytes(std::int64_t words, bool framed);
+
   // The clients' accesses, in the order of `client_ranks`. Throws MpiError
   // for a description that does not decode (MalformedMessage for a frame
-  // that does not).
+  // that does not). Passes the injection point "collective.metadata_decode"
+  // once the first access is decoded (core/injection_point.h), where a test
+  // makes the decode fail part way.
   std::vector<core::Access> decode();
 
   std::int64_t messages() const { return messages_; }

@@ -41,10 +41,12 @@ FaultKind parse_fault(const std::string& text) {
       {"stall", FaultKind::stall},
       {"usage", FaultKind::usage},
       {"bad_alloc", FaultKind::bad_alloc},
+      {"malformed", FaultKind::malformed},
   };
   const auto found = kinds.find(text);
   if (found == kinds.end()) {
-    bad_plan("fault=" + text + ": expected eio, enospc, short, stall, usage or bad_alloc");
+    bad_plan("fault=" + text +
+             ": expected eio, enospc, short, stall, usage, bad_alloc or malformed");
   }
   return found->second;
 }
@@ -99,6 +101,8 @@ bool applies_here(const FaultRule& rule, int rank) { return !rule.rank || *rule.
       throw UsageError(ErrorCode::invalid_argument, "injected fault at " + where);
     case FaultKind::bad_alloc:
       throw std::bad_alloc();
+    case FaultKind::malformed:
+      throw MpiError("injected malformed message at " + where, 0);
     case FaultKind::eio:
     case FaultKind::stall:
       break;

@@ -22,7 +22,7 @@
 //                           per open file and rank), points per process
 //   times=K                 for K calls (default 1; 0: every call from the
 //                           N-th on)
-//   fault=eio|enospc|short|stall|usage|bad_alloc
+//   fault=eio|enospc|short|stall|usage|bad_alloc|malformed
 //       eio, enospc  the call throws IoError with that errno and moves
 //                    nothing;
 //       short        a write moves the first half of its first request,
@@ -34,6 +34,8 @@
 //       usage        (points) throws UsageError(invalid_argument);
 //       bad_alloc    (points) throws std::bad_alloc, as a failed
 //                    allocation.
+//       malformed    (points) throws MpiError, as a message from a peer
+//                    that does not decode.
 //   ms=M                    the stall, in milliseconds (default 1000)
 // Example: FLOWIO_FAULT="on=write,rank=1,nth=2,fault=enospc".
 #pragma once
@@ -48,7 +50,7 @@
 
 namespace flowio::io {
 
-enum class FaultKind { eio, enospc, short_transfer, stall, usage, bad_alloc };
+enum class FaultKind { eio, enospc, short_transfer, stall, usage, bad_alloc, malformed };
 
 struct FaultRule {
   std::string on;           // "read", "write", or an injection point's name

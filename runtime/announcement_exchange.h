@@ -43,8 +43,13 @@ struct Announcement {
   // process's does; every process sees the same announcements, so they
   // all decide alike.
   std::int64_t needs_lock = 0;
+  // How many of the file's plans this process knew had failed to compile
+  // when it made the call (CollectiveContext::plan_failures): the plan
+  // cache drops its plans when any process knew of a new failure
+  // (PlanCache::note_failures).
+  std::int64_t plan_failures = 0;
   // Last, its quantiles at its end: without them (AccessSummary::of
-  // without quantiles) an announcement is 80 bytes instead of 344, short
+  // without quantiles) an announcement is 88 bytes instead of 352, short
   // enough for MPI's quickest small-message path.
   core::AccessSummary summary;
 };

@@ -102,6 +102,10 @@ class CollectiveContext {
   // The stripe unit of persistent realms, fixed by the first operation
   // that uses them; written in call order, by the realm calc.
   std::optional<std::int64_t>& persistent_unit() { return persistent_unit_; }
+  // How many plans failed to compile on some process (their plan check
+  // failed, runtime/plan_check.h), as this process knows. Thread safe.
+  std::int64_t plan_failures() const { return plan_failures_.load(std::memory_order_relaxed); }
+  void count_plan_failure() { plan_failures_.fetch_add(1, std::memory_order_relaxed); }
 
   void log(OperationRecord&& record);
 
@@ -135,6 +139,11 @@ class CollectiveContext {
   DataPhaseScheduler scheduler_;
   PlanCache plans_;
   std::optional<std::int64_t> persistent_unit_;
+  // Relaxed: read when a call is announced, on the caller's thread, after
+  // the plan check that counted it completed the failed call's future (or
+  // any time earlier: a count announced late only drops plans one call
+  // later, alike everywhere).
+  std::atomic<std::int64_t> plan_failures_{0};
 
   std::shared_ptr<const core::FileView> counted_view_;  // view_access_words' last view
   std::int64_t counted_words_ = 0;

@@ -19,7 +19,8 @@ struct FailureFacts {
 };
 FailureFacts facts_of(const std::exception_ptr& failure);
 
-// Throws, on a rank that did not fail itself, the exception of the same
+// Throws, on a rank that did not fail itself (and on every rank of a
+// collective operation, runtime/outcome_agreement.h), the exception of the same
 // kind (IoError, UsageError or MpiError by the code) as `facts` describe,
 // naming `operation` and the rank where it failed first.
 [[noreturn]] void throw_agreed_failure(const FailureFacts& facts, int failed_rank,

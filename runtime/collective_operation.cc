@@ -105,6 +105,7 @@ std::shared_ptr<CollectiveOperation> CollectiveOperation::begin(CollectiveContex
   announcement.direction = op.request.writing ? 1 : 2;
   announcement.needs_lock =
       op.request.atomic && op.request.atomic->needs_lock(op.request.access) ? 1 : 0;
+  announcement.plan_failures = context.plan_failures();
   op.inline_ = context.begin_operation(op.request.blocking);
   if (!op.inline_) op.take_phase_sequence();
   op.runner = &context.runner(op.inline_, *op.request.settings);

@@ -33,6 +33,7 @@
 #include "runtime/core/realm_policy.h"
 #include "runtime/operation_recorder.h"
 #include "runtime/outcome_agreement.h"
+#include "runtime/plan_check.h"
 #include "runtime/recycled_buffers.h"
 #include "sync/lock.h"
 
@@ -171,7 +172,16 @@ class CollectiveOperation {
   // call with the same accesses.
   std::shared_ptr<CollectivePlan> plan;
   bool plan_reused = false;
+  // The plan is compiled for this call (two-phase I/O, no kept plan):
+  // decided alike on every process, which then all take part in the plan
+  // check, whatever failed.
+  bool compiling = false;
   exchange::MetadataExchange metadata;
+  bool metadata_posted = false;  // this process's descriptions and receives
+  // The plan check (plan_check.h) showed that some process could not make
+  // its part: no process takes part in a data phase.
+  bool failed_at_plan_check = false;
+  PlanCheck plan_check;
 
   // Atomic mode (request.atomic): the lease the data phase waits for
   // (asked at the plan, or by the direct stage), then holds until this

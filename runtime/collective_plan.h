@@ -79,8 +79,10 @@ struct CollectivePlan {
   std::vector<ClientItemPlan> client_items;
   std::vector<WindowPlan> windows;
   std::vector<RoundPlan> rounds;  // Alltoallw exchange only
-  // Set when the items step finished: a plan whose compiling failed is
-  // never complete, and an operation that would rerun it fails.
+  // Set once every process made its part of the plan (the plan check,
+  // plan_check.h), on every process alike: a plan whose compiling failed
+  // anywhere is never complete, and an operation that would rerun it
+  // fails on every process.
   bool complete = false;
 
   // Bytes the plan holds, for the cache's bound.

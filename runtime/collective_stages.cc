@@ -66,26 +66,33 @@ void start_data_phase(CollectiveOperation& op) {
     return;
   }
   GraphRunner& runner = *op.runner;
+  // Some process could not make its part of the plan (every process knows
+  // from the plan check), or this call would rerun a plan that some
+  // process could not make (every process knows from the check of the
+  // call that compiled it, which started its data phase before this one):
+  // no data phase anywhere.
+  if (op.failed_at_plan_check) {
+    runner.enqueue(PipelineKind::agree, op, 1);
+    return;
+  }
+  if (op.plan_reused && !(op.plan && op.plan->complete)) {
+    op.fail(std::make_exception_ptr(MpiError(
+                "collective plan: an earlier call with the same accesses, whose plan this one "
+                "reuses, could not make it on every process",
+                0)),
+            "plan");
+    runner.enqueue(PipelineKind::agree, op, 1);
+    return;
+  }
   const bool two_phase = op.plan && op.plan->two_phase;
-  // Two-phase I/O goes on when this process alone failed: its partners
-  // wait for its messages. Failures every process knows of end it here.
+  // Two-phase I/O goes on when this process alone failed in the data
+  // phase: its partners wait for its messages. Failures every process
+  // knows of end it here.
   if (op.failed_at_gather || anyone_failed_early(op) || !two_phase) {
     const bool access = !op.failure() && !anyone_failed_early(op) && !op.accessed_directly;
     const bool anyone = std::any_of(op.summaries.begin(), op.summaries.end(),
                                     [](const core::AccessSummary& s) { return s.bytes > 0; });
     runner.enqueue(access && anyone ? PipelineKind::direct : PipelineKind::agree, op, 1);
-    return;
-  }
-  if (!op.plan->complete) {
-    // The realm calculation or the plan itself failed on this process
-    // (not only a stage's injection point, after which the plan is still
-    // made): it cannot take its part, and its partners in the data phase
-    // wait for messages that will not come. Not yet handled: see
-    // issue 15's closing note.
-    op.fail(std::make_exception_ptr(
-                MpiError("collective plan: reusing a plan whose compilation failed", 0)),
-            "plan");
-    runner.enqueue(PipelineKind::agree, op, 1);
     return;
   }
   const CollectivePlan& plan = *op.plan;

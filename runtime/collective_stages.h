@@ -2,6 +2,7 @@
 // graph every collective call is compiled into.
 //
 //   control  (per operation, in call order)  realms -> metadata -> plan
+//                                            -> plan check (compiled plans)
 //   client   (per message to an aggregator)  pack -> exchange -> unpack
 //                                            (convert -> exchange -> convert
 //                                            back, in another data
@@ -13,12 +14,14 @@
 //
 // The offsets stage runs at the call, before any of these, on the caller's
 // thread (CollectiveOperation::start): the summary gather must be posted in
-// call order. The plan stage hands the operation to the DataPhaseScheduler,
-// which starts its data phase: its client items, windows or rounds enter
-// their pipelines, bounded by limiters (flowio_buffers_in_flight windows
-// per aggregator, as many staged client items, zero-copy client items
-// times the number of aggregators), and the last one to leave sends the
-// operation to the agreement.
+// call order. A failure while a plan is compiled ends the operation before
+// any data phase, on every process (the plan check). The control pipeline
+// hands the operation to the DataPhaseScheduler, which starts its data
+// phase: its client items, windows or rounds enter their pipelines,
+// bounded by limiters (flowio_buffers_in_flight windows per aggregator, as
+// many staged client items, zero-copy client items times the number of
+// aggregators), and the last one to leave sends the operation to the
+// agreement.
 //
 // A stage body runs for one item of one operation and calls `next` when the
 // item may go on: at once, or later from the executor (executor.h) when it

@@ -1,5 +1,6 @@
 // The control pipeline (collective_stages.h), per operation in call order:
-// realms -> metadata -> plan; leaving it, the operation waits for the
+// realms -> metadata -> plan -> plan check (runtime/plan_check.h, for
+// compiled plans); leaving it, the operation waits for the
 // DataPhaseScheduler to start its data phase.
 #pragma once
 

@@ -91,18 +91,13 @@ std::vector<MPI_Request> OutcomeAgreement::reply() {
 }
 
 std::exception_ptr OutcomeAgreement::outcome(const char* operation) const {
-  if (local_failure_) {
-    try {
-      std::rethrow_exception(local_failure_);
-    } catch (const Error&) {
-      return local_failure_;
-    } catch (...) {
-      // Not one of ours (std::bad_alloc, ...): reported as the other
-      // processes report it, so that every process sees the same class.
-    }
-  }
-  const Verdict& verdict = local_failure_ ? mine_ : outcome_;
-  if (verdict.failed_rank < 0) return nullptr;
+  // Every process reports the same error, the lowest failing rank's, this
+  // one included: its own failure is reported as the others see it (same
+  // class, errno and MPI code; the message names the rank and stage).
+  const Verdict& verdict = outcome_;
+  // No failure agreed, yet one here: the agreement itself could not run
+  // (its messages could not be posted).
+  if (verdict.failed_rank < 0) return local_failure_;
   FailureFacts facts{
       verdict.code, verdict.system_errno, verdict.mpi_code,
       std::string(verdict.message, strnlen(verdict.message, sizeof verdict.message))};

@@ -37,10 +37,10 @@ class OutcomeAgreement {
   // else on the root, decides and sends the outcome to every other
   // process (the returned requests); elsewhere nothing to do.
   std::vector<MPI_Request> reply();
-  // Once every request has completed: null, or the exception this process
-  // must report: its own failure (as it was when it is a flowio::Error, else
-  // as the others see it), or one of the same kind naming the rank that
-  // failed first and the stage.
+  // Once every request has completed: null, or the exception every process
+  // reports alike, this one included: of the class of the failure of the
+  // lowest failing rank (with its errno and MPI code), its message naming
+  // that rank and the stage.
   std::exception_ptr outcome(const char* operation) const;
 
  private:

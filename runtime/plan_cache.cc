@@ -1,42 +1,64 @@
 #include "runtime/plan_cache.h"
 
+#include <algorithm>
+
 namespace flowio::runtime {
 
-std::uint64_t PlanCache::combine(std::span<const std::uint64_t> keys) {
+std::uint64_t PlanCache::mix(std::uint64_t combined, std::uint64_t key) noexcept {
   // Each key mixed into the hash a word at a time by splitmix64's
   // finalizer (a bijection of 64 bits in which every input bit reaches
   // every output bit): order matters, as it should.
-  std::uint64_t hash = 14695981039346656037ull;
-  for (std::uint64_t key : keys) {
-    hash = (hash ^ key) + 0x9e3779b97f4a7c15ull;
-    hash = (hash ^ (hash >> 30)) * 0xbf58476d1ce4e5b9ull;
-    hash = (hash ^ (hash >> 27)) * 0x94d049bb133111ebull;
-    hash ^= hash >> 31;
-  }
+  std::uint64_t hash = (combined ^ key) + 0x9e3779b97f4a7c15ull;
+  hash = (hash ^ (hash >> 30)) * 0xbf58476d1ce4e5b9ull;
+  hash = (hash ^ (hash >> 27)) * 0x94d049bb133111ebull;
+  return hash ^ (hash >> 31);
+}
+
+std::uint64_t PlanCache::combine(std::span<const std::uint64_t> keys) noexcept {
+  std::uint64_t hash = kNoKeys;
+  for (std::uint64_t key : keys) hash = mix(hash, key);
   return hash;
 }
 
-std::shared_ptr<CollectivePlan> PlanCache::find(std::uint64_t key) {
-  for (auto entry = entries_.begin(); entry != entries_.end(); ++entry) {
-    if (entry->key == key) {
-      entries_.splice(entries_.begin(), entries_, entry);
-      return entries_.front().plan;
+std::optional<std::shared_ptr<CollectivePlan>> PlanCache::find(std::uint64_t key) noexcept {
+  for (Entry& entry : entries_) {
+    if (entry.key == key) {
+      entry.used = ++uses_;
+      return entry.plan;
     }
   }
-  return nullptr;
+  return std::nullopt;
 }
 
-void PlanCache::insert(std::uint64_t key, std::shared_ptr<CollectivePlan> plan) {
+void PlanCache::insert(std::uint64_t key, std::shared_ptr<CollectivePlan> plan) noexcept {
   if (capacity_ == 0) return;
-  entries_.push_front(Entry{key, std::move(plan)});
-  while (entries_.size() > capacity_) entries_.pop_back();
+  if (entries_.size() < capacity_) {
+    // Within the reserved room: no allocation.
+    entries_.push_back(Entry{key, std::move(plan), ++uses_});
+    return;
+  }
+  const auto oldest =
+      std::min_element(entries_.begin(), entries_.end(),
+                       [](const Entry& a, const Entry& b) { return a.used < b.used; });
+  *oldest = Entry{key, std::move(plan), ++uses_};
 }
 
-void PlanCache::clear() { entries_.clear(); }
+void PlanCache::clear() noexcept { entries_.clear(); }
 
 void PlanCache::set_capacity(std::size_t capacity) {
   capacity_ = capacity;
-  while (entries_.size() > capacity_) entries_.pop_back();
+  while (entries_.size() > capacity_) {
+    entries_.erase(
+        std::min_element(entries_.begin(), entries_.end(),
+                         [](const Entry& a, const Entry& b) { return a.used < b.used; }));
+  }
+  entries_.reserve(capacity_);
+}
+
+void PlanCache::note_failures(std::int64_t failures) noexcept {
+  if (failures <= failures_) return;
+  failures_ = failures;
+  clear();
 }
 
 }  // namespace flowio::runtime

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "runtime/core/injection_point.h"
+
 namespace flowio::runtime {
 namespace {
 
@@ -106,6 +108,7 @@ void plan_rounds(const CollectiveSettings& settings, const core::Access& mine, i
     round_count = std::max(round_count, list.size());
   }
   plan.rounds.resize(round_count);
+  core::injection_point("collective.plan_items");
   for (std::size_t r = 0; r < round_count; ++r) {
     RoundPlan& round = plan.rounds[r];
     round.client_counts.assign(rank_count, 0);
@@ -167,6 +170,7 @@ void plan_realms_step(const CollectiveSettings& settings,
   if (mine != settings.aggregator_ranks.end()) {
     plan.slot = static_cast<int>(mine - settings.aggregator_ranks.begin());
   }
+  core::injection_point("collective.plan_realms");
   if (plan.slot < 0) return;
   for (int client = 0; client < static_cast<int>(summaries.size()); ++client) {
     const core::AccessSummary& s = summaries[static_cast<std::size_t>(client)];
@@ -182,6 +186,7 @@ void plan_items_step(const CollectiveSettings& settings, const core::Access& min
     plan_rounds(settings, mine, ranks, plan);
   } else {
     plan_client_items(settings, mine, plan);
+    core::injection_point("collective.plan_items");
     plan_windows(plan);
   }
 }

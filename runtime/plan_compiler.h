@@ -11,6 +11,11 @@
 //   plan_items_step   once the clients' accesses are known: this process's
 //                     messages to aggregators, its windows with their
 //                     pieces, the Alltoallw rounds.
+//
+// The steps pass injection points part way (core/injection_point.h):
+// "collective.plan_realms" once the layout is made, "collective.plan_items"
+// once this process's messages (or the rounds) are listed, so that a test
+// can make the plan's making itself fail with part of the plan built.
 #pragma once
 
 #include <cstdint>

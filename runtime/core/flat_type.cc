@@ -16,7 +16,10 @@ bool same_child(const FlatNodePtr& a, const FlatNodePtr& b) {
   return a == b || (a->is_run() && b->is_run() && a->size == b->size);
 }
 
-std::int64_t span(const FlatNode& node) { return node.true_ub - node.true_lb; }
+// Checked: a type (or a peer's description of one) may reach from near
+// the lowest 64-bit address to near the highest, past what a difference
+// holds: such a type is invalid.
+std::int64_t span(const FlatNode& node) { return checked_subtract(node.true_ub, node.true_lb); }
 
 // A block whose child is a run becomes a single longer run when its copies
 // touch; a count-1 block over a single-repeat node is replaced by that
@@ -110,8 +113,9 @@ void compute_summary(FlatNode& node) {
                                                 std::max<std::int64_t>(0, reach));
     monotone = monotone && child.monotone && (block.count == 1 || block.stride >= span(child));
     // Copy k + 1 starts no lower than where copy k's last piece starts.
-    ordered = ordered && child.ordered &&
-              (block.count == 1 || block.stride >= child.last_start - child.true_lb);
+    ordered =
+        ordered && child.ordered &&
+        (block.count == 1 || block.stride >= checked_subtract(child.last_start, child.true_lb));
     const std::int64_t block_first_start = checked_add(block.displacement, child.true_lb);
     if (i > 0) {
       const FlatBlock& previous = node.blocks[i - 1];
@@ -137,6 +141,9 @@ void compute_summary(FlatNode& node) {
   }
   node.true_lb = checked_add(low, std::min<std::int64_t>(0, reach));
   node.true_ub = checked_add(high, std::max<std::int64_t>(0, reach));
+  // Its extent must fit in 64 bits, so that the difference of any two
+  // addresses within it does (bytes_before, FlatType's checks).
+  span(node);
   node.monotone =
       monotone && (node.repeat == 1 || node.repeat_stride >= checked_subtract(high, low));
   node.ordered = ordered && (node.repeat == 1 ||

@@ -194,13 +194,14 @@ bool all_ranks(bool mine) {
 
 // A collective write of new bytes, then a read of them: both succeed on
 // every rank and give the bytes back.
-void check_usable(flowio::File& file, int salt, const std::string& what) {
+void check_usable(flowio::File& file, int salt, const std::string& what, MPI_Offset at = 0) {
   const std::vector<char> data = my_data(salt);
   std::size_t wrote = 0;
-  flowio::Future<std::size_t> writing = file.iwrite_at_all(0, data.data(), kBytesPerRank, MPI_CHAR);
+  flowio::Future<std::size_t> writing =
+      file.iwrite_at_all(at, data.data(), kBytesPerRank, MPI_CHAR);
   wrote = flowio::testing::get_within(writing, kDeadline, what + ": write after the fault");
   std::vector<char> back(kBytesPerRank, '#');
-  flowio::Future<std::size_t> reading = file.iread_at_all(0, back.data(), kBytesPerRank, MPI_CHAR);
+  flowio::Future<std::size_t> reading = file.iread_at_all(at, back.data(), kBytesPerRank, MPI_CHAR);
   const std::size_t read = flowio::testing::get_within(reading, kDeadline, what + ": read back");
   CHECK_MESSAGE(all_ranks(wrote == kBytesPerRank && read == kBytesPerRank && back == data),
                 what << ": the file is not usable after the fault");
@@ -215,6 +216,23 @@ std::vector<int> failing_ranks(std::size_t case_number) {
     return all;
   }
   return {static_cast<int>(case_number % static_cast<std::size_t>(world_size()))};
+}
+
+// Every rank's call failed with `expected`, naming `failing` and `stage`,
+// within the bound; rank 0 prints the case's "flowio-outcome:" line.
+void check_every_rank_failed(const std::vector<Seen>& all, flowio::ErrorCode expected, int failing,
+                             const std::string& stage, const std::string& line) {
+  if (world_rank() == 0) {
+    std::printf("flowio-outcome: %s | %s\n", line.c_str(), describe(all).c_str());
+    std::fflush(stdout);
+  }
+  for (std::size_t rank = 0; rank < all.size(); ++rank) {
+    CAPTURE(rank);
+    CHECK_MESSAGE(all[rank].code == static_cast<int>(expected), describe(all));
+    CHECK_MESSAGE(all[rank].names_rank == 1, "the error does not name rank " << failing);
+    CHECK_MESSAGE(all[rank].names_stage == 1, "the error does not name stage " << stage);
+    CHECK(all[rank].seconds < kBoundSeconds);
+  }
 }
 
 }  // namespace
@@ -275,20 +293,10 @@ TEST_CASE("Api.StageFault.EveryStageFailsEveryRankAlike") {
                 }
               });
             }
-            const std::vector<Seen> all = gather(mine);
-            if (world_rank() == 0) {
-              std::printf("flowio-outcome: %s %s | stage %s throws %s on rank %d | %s\n",
-                          route.name, call.c_str(), stage, fault.name, failing,
-                          describe(all).c_str());
-              std::fflush(stdout);
-            }
-            for (std::size_t rank = 0; rank < all.size(); ++rank) {
-              CAPTURE(rank);
-              CHECK_MESSAGE(all[rank].code == static_cast<int>(fault.expected), describe(all));
-              CHECK_MESSAGE(all[rank].names_rank == 1, "the error does not name rank " << failing);
-              CHECK_MESSAGE(all[rank].names_stage == 1, "the error does not name stage " << stage);
-              CHECK(all[rank].seconds < kBoundSeconds);
-            }
+            check_every_rank_failed(gather(mine), fault.expected, failing, stage,
+                                    std::string(route.name) + " " + call + " | stage " + stage +
+                                        " throws " + fault.name + " on rank " +
+                                        std::to_string(failing));
             check_usable(file, ++salt, what);
           }
         }
@@ -352,4 +360,93 @@ TEST_CASE("Api.StageFault.StalledStageDelaysEveryRank") {
     CHECK(all_ranks(back == data));
   }
   file.close();
+}
+
+// The plan itself cannot be made on one rank: its realm calc, the decode
+// of its clients' descriptions or its items step throws part way (a failed
+// allocation, or a description that does not decode), with part of the
+// plan built. Every rank fails alike in bounded time, naming the rank and
+// the stage (realms for the realm calc, plan for the others); with plans
+// kept, the failed plan is not: the same call again compiles anew and
+// succeeds, and so does a read back.
+TEST_CASE("Api.StageFault.PlanThatCannotBeMadeFailsEveryRank") {
+  if (world_size() < 2) {
+    flowio::testing::skip("a failure reaching other ranks needs at least 2 ranks");
+    return;
+  }
+  struct Point {
+    const char* name;
+    const char* stage;  // in the error
+  };
+  const Point points[] = {
+      {"plan_realms", "realms"}, {"metadata_decode", "plan"}, {"plan_items", "plan"}};
+  const Fault faults[] = {{"bad_alloc", flowio::ErrorCode::io},
+                          {"malformed", flowio::ErrorCode::mpi}};
+  const InterleavedView view;
+  std::size_t case_number = 0;
+  int salt = 1000;
+  bool first_route = true;
+  std::vector<Route> tried = routes();
+  tried.pop_back();  // direct: no plan
+  for (const Route& route : tried) {
+    const bool one_aggregator = route.hints.at("cb_nodes") == "1";
+    const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, "plan_fault");
+    flowio::File file = flowio::File::open(
+        MPI_COMM_WORLD, path,
+        flowio::Mode::create | flowio::Mode::rdwr | flowio::Mode::delete_on_close, route.hints);
+    view.apply(file);
+    std::vector<bool> blocking_forms = {false};
+    if (first_route) blocking_forms.push_back(true);
+    first_route = false;
+    for (const Point& point : points) {
+      for (const bool blocking : blocking_forms) {
+        for (const bool writing : {true, false}) {
+          std::vector<int> failing_list = failing_ranks(case_number);
+          // Only an aggregator decodes descriptions.
+          if (one_aggregator && std::string(point.name) == "metadata_decode") failing_list = {0};
+          for (const int failing : failing_list) {
+            const Fault& fault = faults[case_number % std::size(faults)];
+            ++case_number;
+            // A place of its own in each rank's stream, so that no plan
+            // kept from an earlier case applies and the call compiles.
+            const auto at = static_cast<MPI_Offset>(case_number * kBytesPerRank);
+            const std::string call =
+                std::string(blocking ? "" : "i") + (writing ? "write_at_all" : "read_at_all");
+            const std::string what = std::string(route.name) + ", " + call + ", " + point.name +
+                                     " throws " + fault.name + " on rank " +
+                                     std::to_string(failing);
+            CAPTURE(what);
+            const flowio::testing::Operation running(what);
+            const std::vector<char> data = my_data(++salt);
+            std::vector<char> back(kBytesPerRank, '#');
+            Seen mine;
+            {
+              const FaultScope scope(std::string("on=collective.") + point.name +
+                                     ",rank=" + std::to_string(failing) + ",fault=" + fault.name);
+              mine = observe(failing, point.stage, [&] {
+                if (blocking && writing) {
+                  file.write_at_all(at, data.data(), kBytesPerRank, MPI_CHAR);
+                } else if (blocking) {
+                  file.read_at_all(at, back.data(), kBytesPerRank, MPI_CHAR);
+                } else {
+                  flowio::Future<std::size_t> pending =
+                      writing ? file.iwrite_at_all(at, data.data(), kBytesPerRank, MPI_CHAR)
+                              : file.iread_at_all(at, back.data(), kBytesPerRank, MPI_CHAR);
+                  flowio::testing::get_within(pending, kDeadline, what);
+                }
+              });
+            }
+            check_every_rank_failed(gather(mine), fault.expected, failing, point.stage,
+                                    std::string(route.name) + " " + call + " | " + point.name +
+                                        " throws " + fault.name + " on rank " +
+                                        std::to_string(failing));
+            // The same call again (the write, or the read after a write):
+            // it compiles anew, kept plans or not.
+            check_usable(file, ++salt, what, at);
+          }
+        }
+      }
+    }
+    file.close();
+  }
 }

@@ -1,11 +1,12 @@
 // PlanCache alone: keys, hits, misses, least-recently-used eviction, the
-// bound and clearing.
+// bound and clearing, and dropping every plan after a failed compile.
 #include "runtime/plan_cache.h"
 
 #include <doctest/doctest.h>
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 using flowio::runtime::CollectivePlan;
@@ -23,10 +24,10 @@ TEST_CASE("Runtime.PlanCache.CombinedKeyDependsOnEveryKeyInOrder") {
 TEST_CASE("Runtime.PlanCache.FindsWhatItKept") {
   PlanCache cache(4);
   auto plan = std::make_shared<CollectivePlan>();
-  CHECK(cache.find(7) == nullptr);
+  CHECK(!cache.find(7));
   cache.insert(7, plan);
   CHECK(cache.find(7) == plan);
-  CHECK(cache.find(8) == nullptr);
+  CHECK(!cache.find(8));
 }
 
 // Past its capacity the cache drops the least recently used plan; a find
@@ -40,7 +41,7 @@ TEST_CASE("Runtime.PlanCache.EvictsLeastRecentlyUsed") {
   CHECK(cache.find(1) == one);  // 2 is now the least recently used
   cache.insert(3, three);
   CHECK(cache.size() == 2);
-  CHECK(cache.find(2) == nullptr);
+  CHECK(!cache.find(2));
   CHECK(cache.find(1) == one);
   CHECK(cache.find(3) == three);
 }
@@ -49,13 +50,46 @@ TEST_CASE("Runtime.PlanCache.EvictsLeastRecentlyUsed") {
 TEST_CASE("Runtime.PlanCache.CapacityAndClear") {
   PlanCache none(0);
   none.insert(1, std::make_shared<CollectivePlan>());
-  CHECK(none.find(1) == nullptr);
+  CHECK(!none.find(1));
   PlanCache cache(4);
   for (std::uint64_t key = 0; key < 4; ++key) cache.insert(key, std::make_shared<CollectivePlan>());
   cache.set_capacity(1);
   CHECK(cache.size() == 1);
-  CHECK(cache.find(3) != nullptr);
+  CHECK(cache.find(3));
   cache.clear();
   CHECK(cache.size() == 0);
-  CHECK(cache.find(3) == nullptr);
+  CHECK(!cache.find(3));
+}
+
+// Keys mixed one at a time give the combined key.
+TEST_CASE("Runtime.PlanCache.MixingKeysOneByOneCombinesThem") {
+  const std::vector<std::uint64_t> keys = {5, 9, 2};
+  std::uint64_t mixed = PlanCache::kNoKeys;
+  for (std::uint64_t key : keys) mixed = PlanCache::mix(mixed, key);
+  CHECK(mixed == PlanCache::combine(keys));
+}
+
+// A plan whose compiling could not begin is kept as null, and found as
+// kept (not as a miss), so every process's cache answers alike.
+TEST_CASE("Runtime.PlanCache.KeepsAPlanThatCouldNotBeMade") {
+  PlanCache cache(2);
+  cache.insert(5, nullptr);
+  const std::optional<std::shared_ptr<CollectivePlan>> kept = cache.find(5);
+  REQUIRE(kept);
+  CHECK(*kept == nullptr);
+}
+
+// A failure count larger than any noted before drops every plan; the same
+// count again drops nothing kept since.
+TEST_CASE("Runtime.PlanCache.NewFailureDropsEveryPlan") {
+  PlanCache cache(4);
+  cache.insert(1, std::make_shared<CollectivePlan>());
+  cache.note_failures(0);
+  CHECK(cache.size() == 1);
+  cache.note_failures(2);
+  CHECK(cache.size() == 0);
+  cache.insert(2, std::make_shared<CollectivePlan>());
+  cache.note_failures(2);
+  cache.note_failures(1);
+  CHECK(cache.find(2));
 }
