@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+#include <optional>
 
 #include "exchange/access_codec.h"
 #include "flowio/error.h"
@@ -71,6 +72,33 @@ struct KeptBlockAllocator {
     return true;
   }
 };
+
+// What a call reports moved: a write, all its bytes; a read, what it found
+// (`found`, when counted) or else what lies before the end of file. In
+// memory bytes, whole elements, where a data representation converts (the
+// counts above are of the stream in the file). May throw (the file's size).
+std::size_t reported_bytes(CollectiveContext& context, const CollectiveRequest& request,
+                           std::optional<std::int64_t> found) {
+  const core::Access& access = request.access;
+  std::int64_t moved = access.bytes();
+  if (!request.writing && !access.empty()) {
+    moved = found ? *found : access.bytes_before(context.file().size());
+  }
+  if (request.conversion) moved = request.conversion->memory_bytes_within(moved);
+  return static_cast<std::size_t>(moved);
+}
+
+// The fields of an operation's record that its request decides.
+OperationRecord record_of(const CollectiveRequest& request, std::uint64_t sequence) {
+  OperationRecord record;
+  record.sequence = sequence;
+  record.writing = request.writing;
+  record.bytes = request.access.bytes();
+  record.realm_policy = request.settings->realms.policy;
+  record.alltoallw = request.settings->alltoallw;
+  record.read_access = request.settings->window_io.file_readable;
+  return record;
+}
 
 }  // namespace
 
@@ -235,16 +263,8 @@ std::optional<std::size_t> CollectiveOperation::run_alone(CollectiveContext& con
   std::size_t moved = 0;
   if (!result) {
     try {
-      const core::Access& access = request.access;
-      moved = static_cast<std::size_t>(access.bytes());
-      if (!request.writing && !access.empty()) {
-        moved = accessed ? static_cast<std::size_t>(io_bytes)
-                         : static_cast<std::size_t>(access.bytes_before(context.file().size()));
-      }
-      if (request.conversion) {
-        moved = static_cast<std::size_t>(
-            request.conversion->memory_bytes_within(static_cast<std::int64_t>(moved)));
-      }
+      moved = reported_bytes(context, request,
+                             accessed ? std::optional<std::int64_t>(io_bytes) : std::nullopt);
     } catch (...) {
       result = std::current_exception();
     }
@@ -252,14 +272,8 @@ std::optional<std::size_t> CollectiveOperation::run_alone(CollectiveContext& con
 
   // The statistics an operation would leave (OperationRecorder's sums and
   // trace spans, made here on one thread without its atomic counters).
-  OperationRecord record;
-  record.sequence = sequence;
-  record.writing = request.writing;
-  record.bytes = request.access.bytes();
+  OperationRecord record = record_of(request, sequence);
   record.nanoseconds = (failed ? agree_end : offsets_end) - started;
-  record.realm_policy = settings.realms.policy;
-  record.alltoallw = settings.alltoallw;
-  record.read_access = settings.window_io.file_readable;
   record.aggregators = summary.bytes > 0 ? 1 : 0;
   record.aggregator = accessed;
   record.iterations = accessed ? 1 : 0;
@@ -440,43 +454,27 @@ void CollectiveOperation::complete() {
   std::size_t moved = 0;
   if (!result) {
     try {
-      const core::Access& access = request.access;
-      moved = static_cast<std::size_t>(access.bytes());
-      if (!request.writing && !access.empty()) {
-        // A direct read counted what it found, and so did the messages of
-        // a two-phase one (each aggregator sends what its read found);
-        // rounds carry fixed counts, so the file's size tells there.
-        const bool direct = !(plan && plan->two_phase);
-        if (direct && bytes_read_directly) {
-          moved = static_cast<std::size_t>(*bytes_read_directly);
-        } else if (!direct && plan->rounds.empty()) {
-          std::int64_t received = 0;
-          for (const ClientRun& run : client_runs) received += run.received;
-          moved = static_cast<std::size_t>(received);
-        } else {
-          moved = static_cast<std::size_t>(access.bytes_before(context.file().size()));
-        }
+      // A direct read counted what it found, and so did the messages of a
+      // two-phase one (each aggregator sends what its read found); rounds
+      // carry fixed counts, so the file's size tells there.
+      std::optional<std::int64_t> found;
+      const bool direct = !(plan && plan->two_phase);
+      if (direct) {
+        found = bytes_read_directly;
+      } else if (plan->rounds.empty()) {
+        std::int64_t received = 0;
+        for (const ClientRun& run : client_runs) received += run.received;
+        found = received;
       }
-      // Counts above are of the stream in the file; the caller is told
-      // memory bytes, whole elements (data representation hook).
-      if (request.conversion) {
-        moved = static_cast<std::size_t>(
-            request.conversion->memory_bytes_within(static_cast<std::int64_t>(moved)));
-      }
+      moved = reported_bytes(context, request, found);
     } catch (...) {
       result = std::current_exception();
     }
   }
 
-  OperationRecord record;
-  record.sequence = sequence;
-  record.writing = request.writing;
-  record.bytes = request.access.bytes();
+  OperationRecord record = record_of(request, sequence);
   // Settled at its gather: nothing happened since the offsets stage's end.
   record.nanoseconds = (told_by_gather ? recorder.last_end_ns() : now_ns()) - started_ns;
-  record.realm_policy = request.settings->realms.policy;
-  record.alltoallw = request.settings->alltoallw;
-  record.read_access = request.settings->window_io.file_readable;
   if (plan && plan->two_phase) {
     record.aggregators = static_cast<int>(request.settings->aggregator_ranks.size());
     record.aggregator = plan->slot >= 0;
