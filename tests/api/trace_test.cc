@@ -23,6 +23,22 @@ std::size_t occurrences(const std::string& text, const std::string& what) {
   return count;
 }
 
+// A filetype of `bytes` bytes every `bytes * ranks`: ranks interleave
+// pieces of that size, so collective calls go through two-phase I/O.
+MPI_Datatype interleaved_tile(int bytes, int ranks) {
+  MPI_Datatype piece, tile;
+  MPI_Type_contiguous(bytes, MPI_BYTE, &piece);
+  MPI_Type_create_resized(piece, 0, static_cast<MPI_Aint>(bytes) * ranks, &tile);
+  MPI_Type_commit(&tile);
+  MPI_Type_free(&piece);
+  return tile;
+}
+
+std::string whole_file(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
 }  // namespace
 
 TEST_CASE("Api.Trace.EveryRankAndStage") {
@@ -36,10 +52,7 @@ TEST_CASE("Api.Trace.EveryRankAndStage") {
   // Ranks interleave 8-byte pieces, so the write goes through two-phase
   // I/O; 4 KiB windows make several iterations.
   constexpr int kPieces = 2048;
-  MPI_Datatype piece, tile;
-  MPI_Type_contiguous(8, MPI_BYTE, &piece);
-  MPI_Type_create_resized(piece, 0, 8 * ranks, &tile);
-  MPI_Type_commit(&tile);
+  MPI_Datatype tile = interleaved_tile(8, ranks);
   std::vector<char> data(8 * kPieces, static_cast<char>('a' + rank));
   flowio::File file =
       flowio::File::open(MPI_COMM_WORLD, flowio::testing::scratch_path(MPI_COMM_WORLD, "trace.dat"),
@@ -49,11 +62,9 @@ TEST_CASE("Api.Trace.EveryRankAndStage") {
   CHECK(file.write_all(data.data(), static_cast<MPI_Count>(data.size()), MPI_BYTE) == data.size());
   file.close();
   MPI_Type_free(&tile);
-  MPI_Type_free(&piece);
 
   if (rank != 0) return;
-  std::ifstream in(trace);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = whole_file(trace);
   CHECK(text.rfind("{\"traceEvents\":[", 0) == 0);
   CHECK(text.find("]}") != std::string::npos);
   for (int r = 0; r < ranks; ++r) {
@@ -83,10 +94,7 @@ TEST_CASE("Api.Trace.CompressionSpansSayWhatWentOnTheWire") {
   setenv("FLOWIO_TRACE", trace.c_str(), 1);
 
   constexpr int kPieces = 8192;
-  MPI_Datatype piece, tile;
-  MPI_Type_contiguous(64, MPI_BYTE, &piece);
-  MPI_Type_create_resized(piece, 0, 64 * ranks, &tile);
-  MPI_Type_commit(&tile);
+  MPI_Datatype tile = interleaved_tile(64, ranks);
   std::vector<char> data(64 * kPieces, 0);
   flowio::File file = flowio::File::open(
       MPI_COMM_WORLD, flowio::testing::scratch_path(MPI_COMM_WORLD, "trace_compressed.dat"),
@@ -103,11 +111,9 @@ TEST_CASE("Api.Trace.CompressionSpansSayWhatWentOnTheWire") {
         data.size());
   file.close();
   MPI_Type_free(&tile);
-  MPI_Type_free(&piece);
 
   if (rank != 0 || ranks == 1) return;  // one process exchanges nothing
-  std::ifstream in(trace);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = whole_file(trace);
   const auto number_after = [&](std::size_t at, const std::string& key) {
     const std::size_t found = text.find("\"" + key + "\":", at);
     REQUIRE(found != std::string::npos);
