@@ -18,12 +18,12 @@
 
 #include <chrono>
 #include <cstdint>
-#include <cstdio>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "flowio/flowio.h"
+#include "tests/api/file_image.h"
 #include "tests/api/test_paths.h"
 #include "tests/support/fault_scope.h"
 
@@ -53,21 +53,6 @@ MPI_Datatype strided_type(std::int64_t block, std::int64_t stride, std::int64_t 
   MPI_Type_commit(&filetype);
   MPI_Type_free(&vector);
   return filetype;
-}
-
-// The file as rank 0 finds it after every rank closed it.
-std::vector<char> image_of(const std::string& path) {
-  std::vector<char> image;
-  if (world_rank() != 0) return image;
-  FILE* file = std::fopen(path.c_str(), "rb");
-  REQUIRE(file != nullptr);
-  char buffer[65536];
-  std::size_t got = 0;
-  while ((got = std::fread(buffer, 1, sizeof buffer, file)) > 0) {
-    image.insert(image.end(), buffer, buffer + got);
-  }
-  std::fclose(file);
-  return image;
 }
 
 constexpr std::int64_t kBlock = 1024;
@@ -106,7 +91,7 @@ TEST_CASE("Api.IndependentSieve.AWriteIntoTheHolesWaitsForTheSievingWrite") {
   }
   file.close();
   MPI_Type_free(&filetype);
-  const std::vector<char> image = image_of(path);
+  const std::vector<char> image = flowio::testing::file_image_on_rank0(path);
   if (world_rank() != 0) return;
   REQUIRE(static_cast<std::int64_t>(image.size()) == 2 * data);
   std::int64_t lost = 0;
@@ -159,7 +144,7 @@ TEST_CASE("Api.IndependentSieve.InterleavedWritersLoseNothing") {
   }
   file.close();
   MPI_Type_free(&filetype);
-  const std::vector<char> image = image_of(path);
+  const std::vector<char> image = flowio::testing::file_image_on_rank0(path);
   if (rank != 0) return;
   REQUIRE(static_cast<std::int64_t>(image.size()) == kCalls * per_call * ranks);
   std::int64_t wrong = 0;

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "flowio/flowio.h"
+#include "tests/api/file_image.h"
 #include "tests/api/test_paths.h"
 #include "tests/support/fault_scope.h"
 
@@ -48,25 +49,10 @@ const flowio::Hints& sieving_hints() {
   return hints;
 }
 
-// The file as rank 0 finds it after both ranks closed it.
-std::vector<char> image_of(const std::string& path) {
-  std::vector<char> image;
-  if (world_rank() != 0) return image;
-  FILE* file = std::fopen(path.c_str(), "rb");
-  REQUIRE(file != nullptr);
-  char buffer[65536];
-  std::size_t got = 0;
-  while ((got = std::fread(buffer, 1, sizeof buffer, file)) > 0) {
-    image.insert(image.end(), buffer, buffer + got);
-  }
-  std::fclose(file);
-  return image;
-}
-
 // Rank 0's collective bytes 'a' at [0, kEdge), rank 1's independent 'h'
 // at [kEdge, kEdge + hole), rank 1's collective 'c' after them.
 void check_image(const std::string& path, std::int64_t hole) {
-  const std::vector<char> image = image_of(path);
+  const std::vector<char> image = flowio::testing::file_image_on_rank0(path);
   if (world_rank() != 0) return;
   REQUIRE(static_cast<std::int64_t>(image.size()) == 2 * kEdge + hole);
   std::int64_t lost = 0;
