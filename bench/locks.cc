@@ -35,7 +35,17 @@
 //                      regions private; --regions=open starts each view at
 //                      its region and lets it run to the end of the file
 //                      (every view holds the later ranks' regions: all
-//                      shared).
+//                      shared). --regions=interleaved is the usual
+//                      noncontiguous checkpoint: the ranks' 1 KiB blocks
+//                      take turns through one extent (rank r's block k at
+//                      (k * P + r) KiB; overlapping: 2 KiB blocks, each
+//                      covering half of the next rank's), so every rank's
+//                      extent holds every other rank's bytes: a lock over
+//                      an access's extent (MPICH's fcntl lock in atomic
+//                      mode) serializes the ranks, while the bytes of
+//                      disjoint views never meet. --view does not apply.
+//                      --call=collective makes every write a write_at_all
+//                      (the same calls on every rank) instead of write_at.
 //   --test=all         all four (latency needs 2 ranks or more).
 // --locks=hybrid,one_sided,mcs,fcntl chooses the algorithms (each tried
 // whole-file and with ranges where the test cares).
@@ -43,7 +53,8 @@
 // Usage: mpiexec -n N bazel-bin/bench/locks [--test=all] [--reps=5]
 //   [--locks=...] [--latency_iterations=1000] [--iterations=100]
 //   [--work_ms=0,1,10,100] [--hold_ms=2000] [--mib=64]
-//   [--view=contiguous|strided] [--regions=tiled|open] [--hints=key=value,...]
+//   [--view=contiguous|strided] [--regions=tiled|open|interleaved]
+//   [--call=independent|collective] [--hints=key=value,...]
 //   [--dir=$TMPDIR]   (--hints: flowio hints for every flowio configuration)
 #include <mpi.h>
 #include <sys/resource.h>
@@ -255,50 +266,65 @@ void cpu(bench::Report& report, Locks& locks, const std::vector<LockSettings>& k
   }
 }
 
+// How the ranks' regions lie in the file (--regions).
+enum class Regions { tiled, open, interleaved };
+
 // Rank r's region, in bytes of file: disjoint, or overlapping the next
 // rank's by half. A strided view spreads each byte of data over two of
-// file (1 KiB blocks, 1 KiB holes).
+// file (1 KiB blocks, 1 KiB holes); an interleaved one over P.
 constexpr std::int64_t kStridedBlock = 1024;
 
-MPI_Offset region_start(bool overlapping, std::int64_t extent) {
+MPI_Offset region_start(Regions regions, bool overlapping, std::int64_t extent) {
+  if (regions == Regions::interleaved) return static_cast<MPI_Offset>(world_rank()) * kStridedBlock;
   return static_cast<MPI_Offset>(world_rank()) * (overlapping ? extent / 2 : extent);
 }
 
-// The filetype of a rank's view: its region's bytes (all of them, or 1 KiB
-// blocks with 1 KiB holes), repeating every `region_extent` (open: the view
-// runs on through the later regions) or every `tile_extent` (tiled: the
-// view holds its region only, and the same place in every later row of
-// regions).
-MPI_Datatype region_filetype(bool strided, bool tiled, std::int64_t bytes,
+// The filetype of a rank's view of `bytes` of data. Tiled and open: its
+// region's bytes (all of them, or 1 KiB blocks with 1 KiB holes),
+// repeating every `region_extent` (open: the view runs on through the
+// later regions) or every `tile_extent` (tiled: the view holds its region
+// only, and the same place in every later row of regions). Interleaved:
+// blocks of 1 KiB (2 KiB when overlapping) every P KiB.
+MPI_Datatype region_filetype(Regions regions, bool strided, bool overlapping, std::int64_t bytes,
                              std::int64_t region_extent, std::int64_t tile_extent) {
   MPI_Datatype data = MPI_DATATYPE_NULL, filetype = MPI_DATATYPE_NULL;
-  if (strided) {
+  std::int64_t extent = regions == Regions::tiled ? tile_extent : region_extent;
+  if (regions == Regions::interleaved) {
+    const std::int64_t block = overlapping ? 2 * kStridedBlock : kStridedBlock;
+    const std::int64_t stride = std::max(world_size(), 2) * kStridedBlock;
+    MPI_Type_vector(static_cast<int>(bytes / block), static_cast<int>(block),
+                    static_cast<int>(stride), MPI_BYTE, &data);
+    extent = bytes / block * stride;
+  } else if (strided) {
     MPI_Type_vector(static_cast<int>(bytes / kStridedBlock), static_cast<int>(kStridedBlock),
                     static_cast<int>(2 * kStridedBlock), MPI_BYTE, &data);
   } else {
     MPI_Type_contiguous(static_cast<int>(bytes), MPI_BYTE, &data);
   }
-  MPI_Type_create_resized(data, 0, tiled ? tile_extent : region_extent, &filetype);
+  MPI_Type_create_resized(data, 0, extent, &filetype);
   MPI_Type_commit(&filetype);
   MPI_Type_free(&data);
   return filetype;
 }
 
 void throughput(bench::Report& report, const std::string& dir, int reps, std::int64_t mib,
-                bool strided, bool tiled, const std::vector<LockSettings>& kinds,
-                const flowio::Hints& extra_hints) {
+                bool strided, Regions regions, bool collective,
+                const std::vector<LockSettings>& kinds, const flowio::Hints& extra_hints) {
   constexpr std::int64_t kChunk = 1 << 20;
   const std::int64_t bytes = mib * kChunk;
   const std::int64_t extent = strided ? 2 * bytes : bytes;
   std::vector<char> data(static_cast<std::size_t>(kChunk), static_cast<char>('a' + world_rank()));
   for (const bool overlapping : {false, true}) {
-    const std::string pattern = std::string(overlapping ? "overlapping" : "disjoint") +
-                                (strided ? "_strided" : "") + (tiled ? "" : "_open");
+    const std::string pattern =
+        std::string(overlapping ? "overlapping" : "disjoint") +
+        (regions == Regions::interleaved
+             ? "_interleaved"
+             : std::string(strided ? "_strided" : "") + (regions == Regions::open ? "_open" : ""));
     // Tiled: regions repeat every P regions (every P half-regions when
     // they overlap by half, at least one region: a view may not overlap
     // itself).
     MPI_Datatype filetype = region_filetype(
-        strided, tiled, bytes, extent,
+        regions, strided, overlapping, bytes, extent,
         overlapping ? extent / 2 * std::max(world_size(), 2) : extent * world_size());
     // One configuration: a name and a timed write of this rank's region.
     struct Configuration {
@@ -324,11 +350,15 @@ void throughput(bench::Report& report, const std::string& dir, int reps, std::in
       return [&, hints, atomic, overlapping] {
         flowio::File file = flowio::File::open(MPI_COMM_WORLD, flowio_path.path(),
                                                flowio::Mode::create | flowio::Mode::rdwr, hints);
-        file.set_view(region_start(overlapping, extent), MPI_BYTE, filetype);
+        file.set_view(region_start(regions, overlapping, extent), MPI_BYTE, filetype);
         file.set_atomicity(atomic);
         const double seconds = timed([&] {
           for (std::int64_t at = 0; at < bytes; at += kChunk) {
-            file.write_at(at, data.data(), kChunk, MPI_BYTE);
+            if (collective) {
+              file.write_at_all(at, data.data(), kChunk, MPI_BYTE);
+            } else {
+              file.write_at(at, data.data(), kChunk, MPI_BYTE);
+            }
           }
         });
         file.close();
@@ -338,15 +368,17 @@ void throughput(bench::Report& report, const std::string& dir, int reps, std::in
     auto mpich_write = [&, overlapping](bool atomic) {
       return [&, atomic, overlapping] {
         bench::MpiFile file(mpich_path.path(), {});
-        check_mpi(MPI_File_set_view(file.get(), region_start(overlapping, extent), MPI_BYTE,
-                                    filetype, "native", MPI_INFO_NULL),
+        check_mpi(MPI_File_set_view(file.get(), region_start(regions, overlapping, extent),
+                                    MPI_BYTE, filetype, "native", MPI_INFO_NULL),
                   "MPI_File_set_view");
         check_mpi(MPI_File_set_atomicity(file.get(), atomic ? 1 : 0), "MPI_File_set_atomicity");
         const double seconds = timed([&] {
           for (std::int64_t at = 0; at < bytes; at += kChunk) {
-            check_mpi(
-                MPI_File_write_at(file.get(), at, data.data(), kChunk, MPI_BYTE, MPI_STATUS_IGNORE),
-                "MPI_File_write_at");
+            check_mpi(collective ? MPI_File_write_at_all(file.get(), at, data.data(), kChunk,
+                                                         MPI_BYTE, MPI_STATUS_IGNORE)
+                                 : MPI_File_write_at(file.get(), at, data.data(), kChunk, MPI_BYTE,
+                                                     MPI_STATUS_IGNORE),
+                      "MPI_File_write_at(_all)");
           }
         });
         file.close();
@@ -408,7 +440,13 @@ int main(int argc, char** argv) {
         const std::int64_t mib = options.integer("mib", 64);
         const bool strided =
             options.choice("view", "contiguous", {"contiguous", "strided"}) == "strided";
-        const bool tiled = options.choice("regions", "tiled", {"tiled", "open"}) == "tiled";
+        const std::string region_choice =
+            options.choice("regions", "tiled", {"tiled", "open", "interleaved"});
+        const Regions regions = region_choice == "tiled"  ? Regions::tiled
+                                : region_choice == "open" ? Regions::open
+                                                          : Regions::interleaved;
+        const bool collective =
+            options.choice("call", "independent", {"independent", "collective"}) == "collective";
         flowio::Hints extra_hints;
         for (const std::string& hint : split(options.text("hints", ""))) {
           const std::size_t equals = hint.find('=');
@@ -440,7 +478,8 @@ int main(int argc, char** argv) {
               LockSettings::from_hints({{"flowio_lock", "mcs"}}),
               LockSettings::from_hints({{"flowio_lock", "fcntl"}}),
           };
-          throughput(report, common.dir, common.reps, mib, strided, tiled, kinds, extra_hints);
+          throughput(report, common.dir, common.reps, mib, strided, regions, collective, kinds,
+                     extra_hints);
         }
       });
 }
