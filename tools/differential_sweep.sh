@@ -37,7 +37,9 @@ for ranks in 1 2 4; do
   shift
   [ "$cases" -gt 0 ] || continue
   log="$work/$ranks.log"
-  (cd "$work" && FLOWIO_DIFF_SEED=$((seed + 1000000 * ranks)) FLOWIO_DIFF_CASES=$cases \
+  # The test's files go in $TMPDIR under fixed names: a private one, or two
+  # sweeps (or a sweep and a replay) on one machine write each other's files.
+  (cd "$work" && TMPDIR="$work" FLOWIO_DIFF_SEED=$((seed + 1000000 * ranks)) FLOWIO_DIFF_CASES=$cases \
     mpiexec -n "$ranks" "$work/test_binary" >"$log" 2>&1) || status=1
   grep -E "cases: .* failed:|replay:" "$log" | sed "s/^/$ranks ranks: /"
   grep -q "failed: 0" "$log" || status=1
