@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "flowio/error.h"
+#include "runtime/core/byte_order.h"
 
 namespace flowio::exchange {
 namespace {
@@ -120,46 +121,6 @@ const Form& form_of(MPI_Datatype type) {
   return found->second;
 }
 
-// Byte order reversal of `count` units of N bytes. Loads and stores go
-// through memcpy (no alignment needed); the compiler turns the loops into
-// vector shuffles.
-template <int N>
-void reverse_units(const char* from, char* to, std::int64_t count) {
-  for (std::int64_t i = 0; i < count; ++i) {
-    if constexpr (N == 2) {
-      std::uint16_t v;
-      std::memcpy(&v, from + 2 * i, 2);
-      v = __builtin_bswap16(v);
-      std::memcpy(to + 2 * i, &v, 2);
-    } else if constexpr (N == 4) {
-      std::uint32_t v;
-      std::memcpy(&v, from + 4 * i, 4);
-      v = __builtin_bswap32(v);
-      std::memcpy(to + 4 * i, &v, 4);
-    } else if constexpr (N == 8) {
-      std::uint64_t v;
-      std::memcpy(&v, from + 8 * i, 8);
-      v = __builtin_bswap64(v);
-      std::memcpy(to + 8 * i, &v, 8);
-    } else {
-      for (int b = 0; b < N; ++b) to[N * i + b] = from[N * i + N - 1 - b];
-    }
-  }
-}
-
-void reverse(std::int64_t unit, const char* from, char* to, std::int64_t count) {
-  switch (unit) {
-    case 2:
-      return reverse_units<2>(from, to, count);
-    case 4:
-      return reverse_units<4>(from, to, count);
-    case 8:
-      return reverse_units<8>(from, to, count);
-    default:
-      return reverse_units<16>(from, to, count);
-  }
-}
-
 }  // namespace
 
 std::int64_t external32_size(MPI_Datatype type) {
@@ -173,6 +134,12 @@ bool external32_keeps_bytes(MPI_Datatype type) {
   return found != forms().end() && found->second.unit == Unit::copy;
 }
 
+std::int64_t external32_reversed_unit(MPI_Datatype type) {
+  const auto found = forms().find(type);
+  if (found == forms().end() || found->second.unit != Unit::swap) return 0;
+  return found->second.native_unit;
+}
+
 void to_external32(MPI_Datatype type, std::int64_t count, const char* native, char* file) {
   const Form& form = form_of(type);
   const std::int64_t units = count * form.units;
@@ -181,7 +148,7 @@ void to_external32(MPI_Datatype type, std::int64_t count, const char* native, ch
       std::memcpy(file, native, static_cast<std::size_t>(units));
       return;
     case Unit::swap:
-      reverse(form.native_unit, native, file, units);
+      core::reverse_units(form.native_unit, native, file, units);
       return;
     case Unit::narrow_signed:
     case Unit::narrow_unsigned:
@@ -200,7 +167,7 @@ void to_external32(MPI_Datatype type, std::int64_t count, const char* native, ch
         long double value;
         std::memcpy(&value, native + 16 * i, sizeof value);
         const __float128 quad = value;
-        reverse_units<16>(reinterpret_cast<const char*>(&quad), file + 16 * i, 1);
+        core::reverse_units(16, reinterpret_cast<const char*>(&quad), file + 16 * i, 1);
       }
       return;
   }
@@ -214,7 +181,7 @@ void from_external32(MPI_Datatype type, std::int64_t count, const char* file, ch
       std::memcpy(native, file, static_cast<std::size_t>(units));
       return;
     case Unit::swap:
-      reverse(form.native_unit, file, native, units);
+      core::reverse_units(form.native_unit, file, native, units);
       return;
     case Unit::narrow_signed:
     case Unit::narrow_unsigned:
@@ -235,7 +202,7 @@ void from_external32(MPI_Datatype type, std::int64_t count, const char* file, ch
     case Unit::long_double:
       for (std::int64_t i = 0; i < units; ++i) {
         __float128 quad;
-        reverse_units<16>(file + 16 * i, reinterpret_cast<char*>(&quad), 1);
+        core::reverse_units(16, file + 16 * i, reinterpret_cast<char*>(&quad), 1);
         const long double value = static_cast<long double>(quad);
         std::memset(native + 16 * i, 0, 16);
         std::memcpy(native + 16 * i, &value, 10);  // the x87 bytes; the rest is padding

@@ -25,6 +25,12 @@ std::int64_t external32_size(MPI_Datatype type);
 // types), so that its elements need no conversion.
 bool external32_keeps_bytes(MPI_Datatype type);
 
+// The unit whose byte order external32 reverses in `type` (2, 4, 8 or 16
+// bytes; a complex type is two units), when that is all it does (the
+// type keeps its size, core/byte_order.h); 0 for the types it converts
+// otherwise, keeps as they are, or has no form for.
+std::int64_t external32_reversed_unit(MPI_Datatype type);
+
 // Converts `count` consecutive elements of `type` (external32_size(type)
 // >= 0) from native bytes to external32 bytes, and back. The buffers do
 // not overlap; neither needs any alignment.

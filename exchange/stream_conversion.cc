@@ -36,6 +36,12 @@ StreamConversion::StreamConversion(std::shared_ptr<const DataRepresentation> rep
     return user != nullptr ? !user->read && !user->write && run.file_size == run.native_size
                            : external32_keeps_bytes(run.type);
   });
+  if (user == nullptr && !types.empty()) {
+    reversed_unit_ = external32_reversed_unit(types.front().type);
+    for (const core::ElementRun& run : types) {
+      if (external32_reversed_unit(run.type) != reversed_unit_) reversed_unit_ = 0;
+    }
+  }
   if (user == nullptr) return;
   if (!user->read || !user->write) {
     // Without a conversion function the bytes are moved as they are, which

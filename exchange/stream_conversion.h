@@ -50,6 +50,15 @@ class StreamConversion {
   // data can then move as in native, without this object.
   bool keeps_bytes() const { return keeps_bytes_; }
 
+  // The unit u when the conversion only reverses the byte order of u-byte
+  // units (external32 with every element of a type it converts so, all
+  // with the same unit; core/byte_order.h), else 0. Then any range of the
+  // stream that begins and ends on a multiple of u converts without
+  // knowing its elements, and the stream has the same bytes in memory as
+  // in the file: an aggregator can convert the native bytes a client sent
+  // (runtime/aggregator_conversion.h).
+  std::int64_t reversed_unit() const { return reversed_unit_; }
+
   // Bytes of the stream in the file, and of the data in memory.
   std::int64_t file_bytes() const { return signature_.total().file; }
   std::int64_t memory_bytes() const { return signature_.total().native; }
@@ -85,6 +94,7 @@ class StreamConversion {
   bool own_memory_type_ = false;
   core::TypeSignature signature_;
   bool keeps_bytes_ = false;
+  std::int64_t reversed_unit_ = 0;
 
   struct Partial {
     std::vector<char> bytes;

@@ -114,8 +114,7 @@ bool write_mapped(int fd, std::span<const WindowPiece> pieces, bool only_if_cach
       [](void* context) {
         const Copy& c = *static_cast<const Copy*>(context);
         for (const WindowPiece& piece : c.pieces) {
-          std::memcpy(c.mapping->at(piece.offset), piece.data,
-                      static_cast<std::size_t>(piece.length));
+          copy_to_file_form(piece, 0, piece.length, c.mapping->at(piece.offset));
         }
       },
       &copy);

@@ -28,7 +28,8 @@ namespace flowio::io {
 inline constexpr std::int64_t kMapAtLeastBytes = std::int64_t{1} << 20;
 
 // Stores every piece (sorted by offset, not overlapping) into the file
-// through a mapping of their covering extent. Returns false, having
+// through a mapping of their covering extent, in its file form
+// (copy_to_file_form). Returns false, having
 // changed nothing, when the file cannot be mapped for writing or the
 // extent is not inside the file. Throws IoError when a page cannot be
 // brought in (some pieces may be stored by then).

@@ -18,6 +18,10 @@
 //   vectored    one request per run of touching pieces, no staging, all
 //               submitted in one batch.
 // A window whose pieces cover it is never read, whatever the settings.
+// Writes store each piece in its file form (WindowPiece::reversed_unit):
+// sieving and mapped stores convert as they copy; contiguous requests
+// with iovecs and vectored ones go through a cache-sized part of the
+// staging buffer instead, converted and written a part at a time.
 // Sieving writes bytes of the holes back unchanged, so a write sieves only
 // while no one else may write its extent: it holds the file's SieveLock
 // over it (io/sieve_lock.h) unless its caller keeps writers out otherwise;

@@ -42,7 +42,13 @@ struct Announcement {
   // (sync::AtomicMode::needs_lock). Two-phase I/O takes the lock when any
   // process's does; every process sees the same announcements, so they
   // all decide alike.
-  std::int64_t needs_lock = 0;
+  std::int32_t needs_lock = 0;
+  // A write whose data its aggregators convert to the file's
+  // representation themselves (runtime/aggregator_conversion.h): the
+  // unit whose byte order they reverse; 0 when this process converts its
+  // data before sending it, or nothing needs converting. Half a word, so
+  // that the announcement stays as short as before.
+  std::int32_t reversed_unit = 0;
   // How many of the file's plans this process knew had failed to compile
   // when it made the call (CollectiveContext::plan_failures): the plan
   // cache drops its plans when any process knew of a new failure

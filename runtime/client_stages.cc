@@ -9,6 +9,7 @@
 #include "exchange/point_to_point.h"
 #include "exchange/stream_pack.h"
 #include "flowio/error.h"
+#include "runtime/aggregator_conversion.h"
 #include "runtime/clock.h"
 #include "runtime/collective_context.h"
 #include "runtime/collective_operation.h"
@@ -20,12 +21,12 @@
 namespace flowio::runtime {
 namespace {
 
-// Staging (memory not contiguous) is the message's room, made by a
-// process that failed too; packing into it is the stage's work.
-void pack_stage(CollectiveOperation& op, std::size_t item, Next next) {
+// The item's bytes as memory holds them: in place when memory is
+// contiguous, else packed into staging. Staging is the message's room,
+// made by a process that failed too; packing into it is the work.
+void stage_native_bytes(CollectiveOperation& op, std::size_t item) {
   const ClientItemPlan& plan = op.plan->client_items[item];
   ClientRun& run = op.client_runs[item];
-  enter_stage(op, "collective.pack");
   if (op.request.memory.contiguous()) {
     run.data = reinterpret_cast<char*>(op.request.memory.address_of(plan.from));
   } else {
@@ -41,6 +42,11 @@ void pack_stage(CollectiveOperation& op, std::size_t item, Next next) {
       op.recorder.record(Stage::pack, begin, plan.window, "", plan.bytes);
     }
   }
+}
+
+void pack_stage(CollectiveOperation& op, std::size_t item, Next next) {
+  enter_stage(op, "collective.pack");
+  stage_native_bytes(op, item);
   next();
 }
 
@@ -78,12 +84,18 @@ void client_compress_stage(CollectiveOperation& op, std::size_t item, Next next)
 
 // The client pipeline in a data representation other than native: convert
 // (instead of pack) writes the item's bytes in the file's representation
-// into a buffer of its own; convert back (instead of unpack) stores what a
-// read received into memory, converted.
+// into a buffer of its own, unless its aggregator converts them
+// (aggregator_conversion.h: then they go as in native); convert back
+// (instead of unpack) stores what a read received into memory, converted.
 void convert_stage(CollectiveOperation& op, std::size_t item, Next next) {
   const ClientItemPlan& plan = op.plan->client_items[item];
   ClientRun& run = op.client_runs[item];
   enter_stage(op, "collective.convert");
+  if (op.request.writing && aggregator_unit(op, op.context.rank(), plan.from, plan.bytes) > 1) {
+    stage_native_bytes(op, item);
+    next();
+    return;
+  }
   const std::int64_t begin = now_ns();
   op.guarded(
       [&] { run.converted = conversion_buffers().take(static_cast<std::size_t>(plan.bytes)); },
@@ -109,6 +121,7 @@ void convert_back_stage(CollectiveOperation& op, std::size_t item, Next next) {
     op.recorder.record(Stage::unpack, begin, plan.window, "", run.received);
   }
   run.converted.give_back();
+  run.staging.release();
   next();
 }
 

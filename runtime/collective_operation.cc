@@ -7,6 +7,7 @@
 
 #include "exchange/access_codec.h"
 #include "flowio/error.h"
+#include "runtime/aggregator_conversion.h"
 #include "runtime/clock.h"
 #include "runtime/collective_context.h"
 #include "runtime/core/injection_point.h"
@@ -134,6 +135,7 @@ std::shared_ptr<CollectiveOperation> CollectiveOperation::begin(CollectiveContex
   announcement.needs_lock =
       op.request.atomic && op.request.atomic->needs_lock(op.request.access) ? 1 : 0;
   announcement.plan_failures = context.plan_failures();
+  announcement.reversed_unit = reversed_unit_to_announce(op.request);
   op.inline_ = context.begin_operation(op.request.blocking);
   if (!op.inline_) op.take_phase_sequence();
   op.runner = &context.runner(op.inline_, *op.request.settings);

@@ -40,6 +40,7 @@ struct WindowPlan {
   core::Window window;
   struct Part {
     std::size_t client = 0;  // index into CollectivePlan::clients
+    std::int64_t from = 0;   // position in the client's data stream
     std::int64_t bytes = 0;
     std::int64_t at = 0;  // in the window buffer
   };

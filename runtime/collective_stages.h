@@ -6,7 +6,9 @@
 //   client   (per message to an aggregator)  pack -> exchange -> unpack
 //                                            (convert -> exchange -> convert
 //                                            back, in another data
-//                                            representation)
+//                                            representation; or the
+//                                            aggregator converts a write's
+//                                            bytes, aggregator_conversion.h)
 //   window   (per window of this aggregator) read -> exchange -> write
 //   round    (per Alltoallw round, in order) prepare -> exchange -> finish
 //   direct   (per operation, direct mode)    io

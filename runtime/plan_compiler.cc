@@ -40,9 +40,10 @@ WindowPlan plan_window(const core::Window& window, const std::vector<CollectiveC
   std::vector<std::size_t> run_ends;
   for (std::size_t c = 0; c < clients.size(); ++c) {
     const core::Access& access = clients[c].access;
-    const std::int64_t bytes = access.bytes_before(window.end) - access.bytes_before(window.begin);
+    const std::int64_t from = access.bytes_before(window.begin);
+    const std::int64_t bytes = access.bytes_before(window.end) - from;
     if (bytes == 0) continue;
-    item.parts.push_back(WindowPlan::Part{c, bytes, item.total});
+    item.parts.push_back(WindowPlan::Part{c, from, bytes, item.total});
     std::int64_t at = item.total;
     access.for_each_piece(window.begin, window.end, [&](core::Piece piece) {
       item.pieces.push_back(WindowPiecePlan{piece.offset, piece.length, at});

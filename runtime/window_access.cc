@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "io/window_io.h"
+#include "runtime/aggregator_conversion.h"
 #include "runtime/clock.h"
 #include "runtime/collective_context.h"
 #include "runtime/collective_operation.h"
@@ -15,7 +16,7 @@ namespace {
 // The window's pieces with their memory in `buffer`, in a list kept by the
 // calling thread (it only grows: a window's list is rebuilt for every run,
 // since the buffer is new each time).
-std::span<const io::WindowPiece> window_pieces(const WindowPlan& plan, const ByteBuffer& buffer) {
+std::span<io::WindowPiece> window_pieces(const WindowPlan& plan, const ByteBuffer& buffer) {
   thread_local std::vector<io::WindowPiece> pieces;
   if (pieces.size() < plan.pieces.size()) pieces.resize(plan.pieces.size());
   char* const base = buffer.data();
@@ -24,6 +25,34 @@ std::span<const io::WindowPiece> window_pieces(const WindowPlan& plan, const Byt
     pieces[i] = io::WindowPiece{piece.offset, piece.length, base + piece.at};
   }
   return {pieces.data(), plan.pieces.size()};
+}
+
+// A write's pieces that this aggregator converts (aggregator_conversion.h)
+// with their unit, and how far into its unit each begins: its client's
+// part begins on a unit boundary.
+void mark_converted_pieces(const CollectiveOperation& op, const WindowPlan& plan,
+                           std::span<io::WindowPiece> pieces) {
+  thread_local std::vector<std::int32_t> units;
+  units.clear();
+  bool any = false;
+  for (const WindowPlan::Part& part : plan.parts) {
+    units.push_back(aggregator_unit(op, op.plan->clients[part.client].rank, part.from, part.bytes));
+    any = any || units.back() > 1;
+  }
+  if (!any) return;
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    const std::int64_t at = plan.pieces[i].at;
+    // The parts lie one after another in the buffer.
+    const auto after = std::upper_bound(
+        plan.parts.begin(), plan.parts.end(), at,
+        [](std::int64_t position, const WindowPlan::Part& part) { return position < part.at; });
+    const std::size_t p = static_cast<std::size_t>(after - plan.parts.begin()) - 1;
+    const std::int32_t unit = units[p];
+    if (unit <= 1) continue;
+    io::WindowPiece& piece = pieces[i];
+    piece.reversed_unit = unit;
+    piece.unit_phase = static_cast<std::int32_t>((at - plan.parts[p].at) % unit);
+  }
 }
 
 void record_window_io(CollectiveOperation& op, const WindowPlan& plan, std::int64_t begin,
@@ -68,9 +97,11 @@ void write_window(CollectiveOperation& op, std::size_t w) {
   if (op.failure() || run.client_failed || run.buffer.data() == nullptr) return;
   op.guarded(
       [&] {
-        result = io::write_window(op.context.backend(), op.context.file().get(),
-                                  window_pieces(plan, run.buffer), op.request.settings->window_io,
-                                  thread_staging(), &op.context.sieve_lock());
+        const std::span<io::WindowPiece> pieces = window_pieces(plan, run.buffer);
+        mark_converted_pieces(op, plan, pieces);
+        result = io::write_window(op.context.backend(), op.context.file().get(), pieces,
+                                  op.request.settings->window_io, thread_staging(),
+                                  &op.context.sieve_lock());
       },
       "window_write");
   record_window_io(op, plan, begin, result);
