@@ -115,13 +115,13 @@ void read_realm_hints(const Hints& hints, const core::RealmDescription* file_rea
     realms.policy = core::RealmPolicy::datatype;
   } else if (persistent && romio_stripe > 0) {
     realms.policy = core::RealmPolicy::datatype;
-    stripe = romio_stripe;
   } else if (persistent) {
     realms.policy = core::RealmPolicy::persistent;
   } else if (realms.alignment > 0) {
     realms.policy = core::RealmPolicy::aligned;
   }
   if (realms.policy == core::RealmPolicy::datatype) {
+    if (stripe == 0 && persistent) stripe = romio_stripe;  // flowio's hint first
     if (stripe == 0) {
       bad_hint("flowio_realm_policy",
                "datatype realms need flowio_realm_stripe or File::set_file_realms");

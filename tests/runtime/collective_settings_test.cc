@@ -64,6 +64,11 @@ TEST_CASE("Runtime.CollectiveSettings.RealmStripes") {
   CHECK(settings_of({{"flowio_realm_policy", "datatype"}, {"flowio_realm_stripe", "10"}})
             .realms.policy == RealmPolicy::datatype);
   CHECK(settings_of({}).realms.tiling == nullptr);
+  const CollectiveSettings named = settings_of({{"flowio_realm_policy", "datatype"},
+                                                {"romio_cb_pfr", "enable"},
+                                                {"romio_cb_fr_type", "77"}});
+  REQUIRE(named.realms.tiling != nullptr);
+  CHECK(named.realms.tiling->key() == RealmTiling::stripes(4, 77).key());
 
   // The layout of a call: whatever the access, stripe k is slot k % 2's.
   std::optional<std::int64_t> unit;
