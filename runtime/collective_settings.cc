@@ -92,9 +92,10 @@ void read_realm_hints(const Hints& hints, const core::RealmDescription* file_rea
   // ROMIO's romio_cb_fr_type: 0 (realms of the aggregate access region),
   // -1 (of the file size), -2 (realms the program gives), or a realm size
   // in bytes: stripes of that size dealt round robin from byte 0, rounded
-  // up to the alignment.
+  // up to the alignment. ROMIO reports its default as "aar" (the name of
+  // 0), which a program may pass back.
   std::int64_t romio_stripe = 0;
-  if (const std::string* text = find(hints, "romio_cb_fr_type")) {
+  if (const std::string* text = find(hints, "romio_cb_fr_type"); text && *text != "aar") {
     romio_stripe = std::max<std::int64_t>(parse_count("romio_cb_fr_type", *text, -2), 0);
     if (realms.alignment > 0) {
       romio_stripe = (romio_stripe + realms.alignment - 1) / realms.alignment * realms.alignment;

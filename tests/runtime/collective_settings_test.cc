@@ -61,6 +61,8 @@ TEST_CASE("Runtime.CollectiveSettings.RealmStripes") {
         RealmPolicy::persistent);
   CHECK(settings_of({{"romio_cb_pfr", "enable"}, {"romio_cb_fr_type", "-2"}}).realms.policy ==
         RealmPolicy::persistent);
+  CHECK(settings_of({{"romio_cb_pfr", "enable"}, {"romio_cb_fr_type", "aar"}}).realms.policy ==
+        RealmPolicy::persistent);
   CHECK(settings_of({{"flowio_realm_policy", "datatype"}, {"flowio_realm_stripe", "10"}})
             .realms.policy == RealmPolicy::datatype);
   CHECK(settings_of({}).realms.tiling == nullptr);
