@@ -35,6 +35,7 @@
 #include "runtime/core/flat_type.h"
 #include "runtime/core/flat_type_cache.h"
 #include "runtime/core/memory_layout.h"
+#include "runtime/core/realm_tiling.h"
 #include "runtime/engine.h"
 #include "runtime/lock_progress.h"
 #include "runtime/trace.h"
@@ -153,9 +154,10 @@ void require_same(bool same, const std::string& what) {
 // Parses the hints collective operations use, for both directions, so that
 // a value flowio cannot use fails the call that gives it (open, set_view,
 // set_hints) rather than a later data call. Throws UsageError(invalid_hint).
-void check_hints(const Hints& hints, int ranks) {
-  runtime::CollectiveSettings::from_hints(hints, ranks, true);
-  runtime::CollectiveSettings::from_hints(hints, ranks, false);
+void check_hints(const Hints& hints, int ranks,
+                 const core::RealmDescription* file_realms = nullptr) {
+  runtime::CollectiveSettings::from_hints(hints, ranks, true, file_realms);
+  runtime::CollectiveSettings::from_hints(hints, ranks, false, file_realms);
 }
 
 // At open, the program's hints over the system hints file's: a value flowio
@@ -339,7 +341,7 @@ struct File::Impl {
     std::shared_ptr<const runtime::CollectiveSettings>& kept = settings_for[writing ? 1 : 0];
     if (!kept) {
       auto settings = std::make_shared<runtime::CollectiveSettings>(
-          runtime::CollectiveSettings::from_hints(hints, ranks, writing));
+          runtime::CollectiveSettings::from_hints(hints, ranks, writing, file_realms.get()));
       settings->window_io.file_readable = fd.readable();
       settings->window_io.lock_every_write = holes_in_some_view;
       kept = std::move(settings);
@@ -347,6 +349,11 @@ struct File::Impl {
     return kept;
   }
   std::array<std::shared_ptr<const runtime::CollectiveSettings>, 2> settings_for;
+  // Realms described by File::set_file_realms, or null.
+  std::shared_ptr<const core::RealmDescription> file_realms;
+
+  // Replaces the described realms (null: back to the hints' realms).
+  void set_file_realms(std::shared_ptr<const core::RealmDescription> realms);
 
   void begin_operation() {
     std::lock_guard lock(mutex);
@@ -667,7 +674,7 @@ void File::set_view(MPI_Offset displacement, MPI_Datatype etype, MPI_Datatype fi
     view = std::make_shared<core::FileView>(displacement, etype, filetype, rules);
     Hints merged = file.hints;
     for (const auto& [key, value] : hints) merged[key] = value;
-    check_hints(merged, file.ranks);
+    check_hints(merged, file.ranks, file.file_realms.get());
   });
   // MPI requires the same etype extent everywhere (MPI 4.0, 14.3); only
   // valid views get this far, so every process takes part, and every one
@@ -693,10 +700,57 @@ void File::set_hints(const Hints& hints) {
   runtime::run_collectively(file.comm, "set_hints", [&] {
     Hints merged = file.hints;
     for (const auto& [key, value] : hints) merged[key] = value;
-    check_hints(merged, file.ranks);
+    check_hints(merged, file.ranks, file.file_realms.get());
   });
   file.merge_hints(hints);
 }
+
+void File::Impl::set_file_realms(std::shared_ptr<const core::RealmDescription> realms) {
+  wait_idle();
+  std::uint64_t key = 0;
+  runtime::run_collectively(comm, "set_file_realms", [&] {
+    check_hints(hints, ranks, realms.get());
+    if (realms) {
+      key = runtime::CollectiveSettings::from_hints(hints, ranks, true, realms.get())
+                .realms.tiling->key();
+    }
+  });
+  // Every process must compute the same layout from the same realms: the
+  // largest key and the largest complement of the key are the mine only
+  // when every process has the same.
+  const std::uint64_t mine[2] = {key, ~key};
+  std::uint64_t largest[2] = {0, 0};
+  check_mpi(MPI_Allreduce(mine, largest, 2, MPI_UINT64_T, MPI_MAX, comm), "MPI_Allreduce");
+  require_same(largest[0] == ~largest[1], "set_file_realms: the realms");
+  file_realms = std::move(realms);
+  settings_for.fill(nullptr);
+  forget_plans();
+}
+
+void File::set_file_realms(const FileRealm& first) {
+  auto realms = std::make_shared<core::RealmDescription>();
+  realms->one_for_all = true;
+  runtime::run_collectively(impl().comm, "set_file_realms", [&] {
+    core::require_committed(first.type, "set_file_realms: the realm type");
+    realms->displacements.push_back(first.displacement);
+    realms->types.push_back(core::flatten_cached(first.type));
+  });
+  impl().set_file_realms(std::move(realms));
+}
+
+void File::set_file_realms(const std::vector<FileRealm>& given) {
+  auto realms = std::make_shared<core::RealmDescription>();
+  runtime::run_collectively(impl().comm, "set_file_realms", [&] {
+    for (const FileRealm& realm : given) {
+      core::require_committed(realm.type, "set_file_realms: a realm type");
+      realms->displacements.push_back(realm.displacement);
+      realms->types.push_back(core::flatten_cached(realm.type));
+    }
+  });
+  impl().set_file_realms(std::move(realms));
+}
+
+void File::clear_file_realms() { impl().set_file_realms(nullptr); }
 
 File::Impl::Transfer File::Impl::prepare_transfer(bool writing, MPI_Offset offset,
                                                   const void* buffer, MPI_Count count,
@@ -1184,7 +1238,8 @@ bool is_known_hint(const std::string& key) {
       "flowio_ds_mapping",     "flowio_ds_threshold",
       "flowio_exchange",       "flowio_io_backend",
       "flowio_lock",           "flowio_lock_ranges",
-      "flowio_realm_policy",   "ind_rd_buffer_size",
+      "flowio_realm_policy",   "flowio_realm_stripe",
+      "ind_rd_buffer_size",    "romio_cb_fr_type",
       "ind_wr_buffer_size",    "romio_no_indep_rw",
       "romio_cb_fr_alignment", "romio_cb_pfr",
       "romio_cb_read",         "romio_cb_write",
@@ -1203,8 +1258,10 @@ Hints File::hints() const {
     if (is_known_hint(key)) in_force.emplace(key, value);
   }
   // The values collective operations would use now, defaults included.
-  const auto writes = runtime::CollectiveSettings::from_hints(file.hints, file.ranks, true);
-  const auto reads = runtime::CollectiveSettings::from_hints(file.hints, file.ranks, false);
+  const auto writes =
+      runtime::CollectiveSettings::from_hints(file.hints, file.ranks, true, file.file_realms.get());
+  const auto reads = runtime::CollectiveSettings::from_hints(file.hints, file.ranks, false,
+                                                             file.file_realms.get());
   auto buffering = [](runtime::CollectiveSettings::Buffering mode) {
     using Buffering = runtime::CollectiveSettings::Buffering;
     return mode == Buffering::enable    ? "enable"

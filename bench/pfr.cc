@@ -4,7 +4,10 @@
 // the ranks' elements interleave: in step s, element p of rank r lies at
 //   s * points * ranks * element + (p * ranks + r) * element.
 // flowio runs it once per file-realm policy (even; aligned to --alignment;
-// persistent; load_balanced), MPICH with default hints and, with
+// persistent; load_balanced; datatype realms: round-robin stripes of
+// --stripe bytes by the hint flowio_realm_stripe, and realms described by
+// File::set_file_realms that give each aggregator an equal contiguous
+// share of every step's region), MPICH with default hints and, with
 // --romio_pfr=1, with romio_cb_pfr=enable. That one is off by default
 // because MPICH 4.0.2's ROMIO aborts on the hint with this pattern, even
 // one step of a few elements (assertion `cur_off_proc != -1' in
@@ -15,8 +18,8 @@
 // and checked.
 //
 // Usage: mpiexec -n N bazel-bin/bench/pfr [--steps=20] [--points=16384]
-//   [--element=32] [--alignment=1048576] [--sync=0|1] [--romio_pfr=0|1]
-//   [--reps=5] [--dir=$TMPDIR]
+//   [--element=32] [--alignment=1048576] [--stripe=1048576] [--sync=0|1]
+//   [--romio_pfr=0|1] [--reps=5] [--dir=$TMPDIR]
 // --sync=1 syncs after every step, inside the timing.
 #include <mpi.h>
 
@@ -41,6 +44,9 @@ struct Configuration {
   std::string value;
   flowio::Hints hints;
   bench::ScratchFile file;
+  // Set: after open, flowio's realms are described as one type, stripes of
+  // this many bytes dealt round robin to all ranks (File::set_file_realms).
+  std::int64_t described_stripe = 0;
 };
 
 // The rank's part: `all` is every step at once (view and whole stream);
@@ -58,6 +64,18 @@ double run_flowio(const Configuration& configuration, const Steps& steps) {
   flowio::File file =
       flowio::File::open(MPI_COMM_WORLD, configuration.file.path(),
                          flowio::Mode::create | flowio::Mode::rdwr, configuration.hints);
+  if (configuration.described_stripe > 0) {
+    int ranks = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    MPI_Datatype run = MPI_DATATYPE_NULL, spaced = MPI_DATATYPE_NULL;
+    check_mpi(MPI_Type_contiguous(static_cast<int>(configuration.described_stripe), MPI_BYTE, &run),
+              "MPI_Type_contiguous");
+    check_mpi(MPI_Type_create_resized(run, 0, configuration.described_stripe * ranks, &spaced),
+              "MPI_Type_create_resized");
+    MPI_Type_free(&run);
+    const bench::Datatype realm(spaced);
+    file.set_file_realms(flowio::FileRealm{0, realm.get()});
+  }
   file.set_view(steps.all.displacement, MPI_BYTE, steps.all.filetype);
   const double seconds = bench::time_collective([&] {
     for (std::int64_t s = 0; s < steps.steps; ++s) {
@@ -98,6 +116,7 @@ int main(int argc, char** argv) {
         const std::int64_t points = options.integer("points", 16384);
         const std::int64_t element = options.integer("element", 32);
         const std::string alignment = std::to_string(options.integer("alignment", 1048576));
+        const std::string stripe = std::to_string(options.integer("stripe", 1048576));
         const std::string sync = options.choice("sync", "0", {"0", "1"});
         const bool romio_pfr = options.choice("romio_pfr", "0", {"0", "1"}) == "1";
         options.finish();
@@ -135,6 +154,11 @@ int main(int argc, char** argv) {
             {{"flowio_realm_policy", "aligned"}, {"romio_cb_fr_alignment", alignment}});
         add("flowio", "policy", "persistent", {{"flowio_realm_policy", "persistent"}});
         add("flowio", "policy", "load_balanced", {{"flowio_realm_policy", "load_balanced"}});
+        add("flowio", "policy", "datatype_stripe", {{"flowio_realm_stripe", stripe}});
+        add("flowio", "policy", "datatype_step_share", {});
+        // A step's region split evenly among the ranks, the same realms at
+        // every step: stripes of one rank's share of a step.
+        configurations.back().described_stripe = points * element;
         add("mpich", "hints", "default", {});
         if (romio_pfr) {
           add("mpich", "hints", "romio_cb_pfr", {{"romio_cb_pfr", "enable"}});
@@ -142,7 +166,9 @@ int main(int argc, char** argv) {
           report.note(
               "MPICH with romio_cb_pfr=enable skipped (--romio_pfr=1 runs it; ROMIO aborts)");
         }
-        const std::size_t baseline = 4;  // MPICH, default hints
+        // MPICH with default hints, the first MPICH configuration.
+        std::size_t baseline = 0;
+        while (configurations[baseline].impl != "mpich") ++baseline;
 
         std::vector<std::vector<double>> seconds(configurations.size());
         for (int rep = 0; rep < common.reps; ++rep) {
@@ -168,6 +194,7 @@ int main(int argc, char** argv) {
           line.add("steps", steps).add("points", points).add("element", element).add("sync", sync);
           line.add(configuration.key, configuration.value);
           if (configuration.value == "aligned") line.add("alignment", alignment);
+          if (configuration.value == "datatype_stripe") line.add("stripe", stripe);
           report.line(line.add("impl", configuration.impl)
                           .add("op", "write")
                           .add("MiBps", total_bytes / 1048576.0 / median)

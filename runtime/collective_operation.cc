@@ -22,12 +22,17 @@ namespace flowio::runtime {
 namespace {
 
 // The key of this process's access for the plan cache: its range of the
-// view's stream and the direction. The view and the hints are fixed while
-// plans are kept (the file forgets them when either changes).
+// view's stream, the direction and the datatype realms' fingerprint. The
+// view and the hints are fixed while plans are kept (the file forgets them
+// when either changes, and when the program describes other realms); the
+// realms are in the key too, so that a plan never serves realms other
+// than its own, whatever drops plans or not.
 std::uint64_t plan_key(const CollectiveRequest& request) {
+  const core::RealmSettings& realms = request.settings->realms;
   const std::uint64_t values[] = {static_cast<std::uint64_t>(request.access.stream_begin()),
                                   static_cast<std::uint64_t>(request.access.bytes()),
-                                  request.writing ? 1u : 2u};
+                                  request.writing ? 1u : 2u,
+                                  realms.tiling ? realms.tiling->key() : 0u};
   return PlanCache::combine(values);
 }
 

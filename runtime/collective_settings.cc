@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cstdint>
+#include <memory>
 #include <sstream>
 #include <string>
 
@@ -68,9 +69,74 @@ std::vector<int> spread_ranks(int count, int ranks) {
   return list;
 }
 
+// The realm policy and its parameters, for realms.slots aggregators.
+// Realms the program described win over every realm hint. Otherwise
+// flowio_realm_policy names the policy; without it, flowio_realm_stripe
+// means datatype realms (round-robin stripes), romio_cb_pfr=enable
+// persistent ones (or stripes of romio_cb_fr_type bytes, as ROMIO reads
+// that hint under romio_cb_pfr), and an alignment aligned ones.
+void read_realm_hints(const Hints& hints, const core::RealmDescription* file_realms,
+                      core::RealmSettings& realms) {
+  for (const char* key : {"romio_cb_fr_alignment", "striping_unit"}) {
+    if (const std::string* text = find(hints, key)) {
+      realms.alignment = parse_count(key, *text, 1);
+      break;
+    }
+  }
+  std::int64_t stripe = 0;
+  if (const std::string* text = find(hints, "flowio_realm_stripe")) {
+    stripe = parse_count("flowio_realm_stripe", *text, 1);
+  }
+  const std::string* pfr = find(hints, "romio_cb_pfr");
+  const bool persistent = pfr != nullptr && *pfr == "enable";
+  // ROMIO's romio_cb_fr_type: 0 (realms of the aggregate access region),
+  // -1 (of the file size), -2 (realms the program gives), or a realm size
+  // in bytes: stripes of that size dealt round robin from byte 0, rounded
+  // up to the alignment. ROMIO reports its default as "aar" (the name of
+  // 0), which a program may pass back.
+  std::int64_t romio_stripe = 0;
+  if (const std::string* text = find(hints, "romio_cb_fr_type"); text && *text != "aar") {
+    romio_stripe = std::max<std::int64_t>(parse_count("romio_cb_fr_type", *text, -2), 0);
+    if (realms.alignment > 0) {
+      romio_stripe = (romio_stripe + realms.alignment - 1) / realms.alignment * realms.alignment;
+    }
+  }
+  if (file_realms != nullptr) {
+    realms.policy = core::RealmPolicy::datatype;
+    realms.tiling = std::make_shared<const core::RealmTiling>(file_realms->tiling(realms.slots));
+    return;
+  }
+  if (const std::string* text = find(hints, "flowio_realm_policy")) {
+    realms.policy = parse_keyword("flowio_realm_policy", *text, core::parse_realm_policy);
+    if (stripe > 0 && realms.policy != core::RealmPolicy::datatype) {
+      bad_hint("flowio_realm_stripe",
+               "gives datatype realms, but flowio_realm_policy asks for " + *text);
+    }
+  } else if (stripe > 0) {
+    realms.policy = core::RealmPolicy::datatype;
+  } else if (persistent && romio_stripe > 0) {
+    realms.policy = core::RealmPolicy::datatype;
+  } else if (persistent) {
+    realms.policy = core::RealmPolicy::persistent;
+  } else if (realms.alignment > 0) {
+    realms.policy = core::RealmPolicy::aligned;
+  }
+  if (realms.policy == core::RealmPolicy::datatype) {
+    if (stripe == 0 && persistent) stripe = romio_stripe;  // flowio's hint first
+    if (stripe == 0) {
+      bad_hint("flowio_realm_policy",
+               "datatype realms need flowio_realm_stripe or File::set_file_realms");
+    }
+    realms.tiling = std::make_shared<const core::RealmTiling>(parse_keyword(
+        "flowio_realm_stripe", std::to_string(stripe),
+        [&](const std::string&) { return core::RealmTiling::stripes(realms.slots, stripe); }));
+  }
+}
+
 }  // namespace
 
-CollectiveSettings CollectiveSettings::from_hints(const Hints& hints, int ranks, bool writing) {
+CollectiveSettings CollectiveSettings::from_hints(const Hints& hints, int ranks, bool writing,
+                                                  const core::RealmDescription* file_realms) {
   CollectiveSettings settings;
   if (const std::string* mode = find(hints, writing ? "romio_cb_write" : "romio_cb_read")) {
     if (*mode != "enable" && *mode != "disable" && *mode != "automatic") {
@@ -107,19 +173,7 @@ CollectiveSettings CollectiveSettings::from_hints(const Hints& hints, int ranks,
     }
   }
   settings.realms.slots = static_cast<int>(settings.aggregator_ranks.size());
-  for (const char* key : {"romio_cb_fr_alignment", "striping_unit"}) {
-    if (const std::string* text = find(hints, key)) {
-      settings.realms.alignment = parse_count(key, *text, 1);
-      break;
-    }
-  }
-  if (const std::string* text = find(hints, "flowio_realm_policy")) {
-    settings.realms.policy = parse_keyword("flowio_realm_policy", *text, core::parse_realm_policy);
-  } else if (const std::string* pfr = find(hints, "romio_cb_pfr"); pfr && *pfr == "enable") {
-    settings.realms.policy = core::RealmPolicy::persistent;
-  } else if (settings.realms.alignment > 0) {
-    settings.realms.policy = core::RealmPolicy::aligned;
-  }
+  read_realm_hints(hints, file_realms, settings.realms);
   if (const std::string* text = find(hints, writing ? "romio_ds_write" : "romio_ds_read")) {
     settings.window_io.sieve =
         parse_keyword(writing ? "romio_ds_write" : "romio_ds_read", *text, io::parse_sieve_mode);

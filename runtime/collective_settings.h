@@ -9,6 +9,7 @@
 #include "flowio/hints.h"
 #include "io/window_io.h"
 #include "runtime/core/realm_policy.h"
+#include "runtime/core/realm_tiling.h"
 
 namespace flowio::runtime {
 
@@ -50,7 +51,11 @@ struct CollectiveSettings {
   // ind_rd_buffer_size / ind_wr_buffer_size), an unknown
   // keyword, a rank outside the communicator. Hints flowio does not know
   // are ignored. cb_buffer_size above 1 GiB is taken as 1 GiB.
-  static CollectiveSettings from_hints(const Hints& hints, int ranks, bool writing);
+  // `file_realms`: realms the program described for the file
+  // (File::set_file_realms), which take the place of every realm hint;
+  // UsageError(invalid_argument) when they do not fit the aggregator count.
+  static CollectiveSettings from_hints(const Hints& hints, int ranks, bool writing,
+                                       const core::RealmDescription* file_realms = nullptr);
 };
 
 }  // namespace flowio::runtime

@@ -13,10 +13,11 @@ RealmPolicy parse_realm_policy(const std::string& name) {
   if (name == "aligned") return RealmPolicy::aligned;
   if (name == "persistent") return RealmPolicy::persistent;
   if (name == "load_balanced") return RealmPolicy::load_balanced;
-  throw UsageError(
-      ErrorCode::invalid_argument,
-      "flowio_realm_policy: expected even, aligned, persistent or load_balanced, got \"" + name +
-          "\"");
+  if (name == "datatype") return RealmPolicy::datatype;
+  throw UsageError(ErrorCode::invalid_argument,
+                   "flowio_realm_policy: expected even, aligned, persistent, load_balanced or "
+                   "datatype, got \"" +
+                       name + "\"");
 }
 
 const char* realm_policy_name(RealmPolicy policy) {
@@ -29,6 +30,8 @@ const char* realm_policy_name(RealmPolicy policy) {
       return "persistent";
     case RealmPolicy::load_balanced:
       return "load_balanced";
+    case RealmPolicy::datatype:
+      return "datatype";
   }
   return "?";
 }
@@ -134,6 +137,8 @@ RealmLayout plan_realms(const RealmSettings& settings, std::span<const AccessSum
         persistent_unit = std::max(alignment, round_up((end + slots - 1) / slots, alignment));
       }
       return RealmLayout::striped(slots, 0, *persistent_unit, settings.window_bytes, begin, end);
+    case RealmPolicy::datatype:
+      return RealmLayout::tiled(settings.tiling, 0, settings.window_bytes, begin, end);
   }
   return RealmLayout::ranges({begin, end}, settings.window_bytes);
 }

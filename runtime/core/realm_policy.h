@@ -6,6 +6,7 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -20,10 +21,11 @@ enum class RealmPolicy {
   aligned,        // equal ranges with boundaries on multiples of an alignment
   persistent,     // stripes anchored at byte 0, fixed at the first operation
   load_balanced,  // ranges holding equal shares of the data bytes
+  datatype,       // realms described by datatypes (realm_tiling.h), fixed for the file
 };
 
-// Parses "even", "aligned", "persistent", "load_balanced"; throws
-// UsageError(invalid_argument) for anything else.
+// Parses "even", "aligned", "persistent", "load_balanced", "datatype";
+// throws UsageError(invalid_argument) for anything else.
 RealmPolicy parse_realm_policy(const std::string& name);
 const char* realm_policy_name(RealmPolicy policy);
 
@@ -55,6 +57,8 @@ struct RealmSettings {
   int slots = 1;
   std::int64_t alignment = 0;  // aligned and persistent: round boundaries to this (0: none)
   std::int64_t window_bytes = 16 << 20;
+  // datatype: the realms, for `slots` slots (never null with that policy).
+  std::shared_ptr<const RealmTiling> tiling;
 };
 
 // The layout for processes whose summaries are `summaries`, which must

@@ -1,5 +1,7 @@
 #include "tests/api/differential_case.h"
 
+#include <doctest/doctest.h>
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -52,7 +54,7 @@ CaseHints random_hints(std::mt19937_64& shared, int ranks) {
   if (!one_in(shared, 5)) {
     hints.flowio["flowio_buffers_in_flight"] = std::to_string(pick(shared, 1, 4));
   }
-  switch (pick(shared, 0, 4)) {
+  switch (pick(shared, 0, 5)) {
     case 0:
       hints.flowio["flowio_realm_policy"] = "even";
       break;
@@ -71,6 +73,23 @@ CaseHints random_hints(std::mt19937_64& shared, int ranks) {
       break;
     case 3:
       hints.flowio["flowio_realm_policy"] = "load_balanced";
+      break;
+    case 4:
+      // Realms described by datatypes, fixed for the file: stripes by
+      // flowio's hint or ROMIO's (under romio_cb_pfr, flowio only), or
+      // types given through File::set_file_realms.
+      switch (pick(shared, 0, 3)) {
+        case 0:
+          hints.flowio["flowio_realm_stripe"] = std::to_string(16 << pick(shared, 0, 8));
+          break;
+        case 1:
+          hints.flowio["romio_cb_pfr"] = "enable";
+          hints.flowio["romio_cb_fr_type"] = std::to_string(pick(shared, 16, 3000));
+          break;
+        default:
+          hints.realms = CaseHints::RealmDraw{one_in(shared, 2), shared()};
+          break;
+      }
       break;
     default:
       break;  // the default policy
@@ -115,10 +134,13 @@ void set_buffer_size(CaseHints& hints, long long file_bytes) {
   for (auto* map : {&hints.flowio, &hints.romio}) (*map)["cb_buffer_size"] = std::to_string(bytes);
 }
 
-bool persistent(const CaseHints& hints) {
+// Realms fixed for the whole file (persistent or described by datatypes),
+// which cases run over more calls.
+bool fixed_realms(const CaseHints& hints) {
   const auto policy = hints.flowio.find("flowio_realm_policy");
   return (policy != hints.flowio.end() && policy->second == "persistent") ||
-         hints.flowio.count("romio_cb_pfr") != 0;
+         hints.flowio.count("romio_cb_pfr") != 0 ||
+         hints.flowio.count("flowio_realm_stripe") != 0 || hints.realms.has_value();
 }
 
 // The shared etype: 1 to 8 bytes, named or contiguous bytes.
@@ -306,7 +328,79 @@ std::string CaseHints::text() const {
   for (const auto& [key, value] : flowio) out += " " + key + "=" + value;
   out += " } romio hints {";
   for (const auto& [key, value] : romio) out += " " + key + "=" + value;
-  return out + " }";
+  out += " }";
+  if (realms) {
+    out += std::string(" realms described ") +
+           (realms->one_for_all ? "one for all" : "per aggregator") + " seed " +
+           std::to_string(realms->seed);
+  }
+  return out;
+}
+
+namespace {
+
+// The realms drawn for the case, described through File::set_file_realms.
+void describe_drawn_realms(const CaseHints& hints, flowio::File& file) {
+  if (!hints.realms) return;
+  const int slots = std::stoi(file.hints().at("cb_nodes"));
+  std::mt19937_64 draw(hints.realms->seed);
+  const MPI_Offset displacement = pick(draw, -5000, 5000);
+  if (hints.realms->one_for_all) {
+    // Round-robin stripes: one stripe per extent of `slots` stripes.
+    const int stripe = 16 << pick(draw, 0, 7);
+    MPI_Datatype run = MPI_DATATYPE_NULL, spaced = MPI_DATATYPE_NULL;
+    MPI_Type_contiguous(stripe, MPI_BYTE, &run);
+    MPI_Type_create_resized(run, 0, MPI_Aint{stripe} * slots, &spaced);
+    MPI_Type_commit(&spaced);
+    TypeHandle owned_run(run), owned_spaced(spaced);
+    file.set_file_realms(flowio::FileRealm{displacement, spaced});
+    return;
+  }
+  // A period cut into runs of random length, each dealt to a slot (every
+  // slot at least one), each slot's runs one hindexed type of the period's
+  // extent.
+  std::vector<int> owners(static_cast<std::size_t>(slots));
+  std::iota(owners.begin(), owners.end(), 0);
+  for (int extra = pick(draw, 0, 2 * slots); extra > 0; --extra) {
+    owners.push_back(pick(draw, 0, slots - 1));
+  }
+  std::shuffle(owners.begin(), owners.end(), draw);
+  std::vector<std::vector<int>> lengths(static_cast<std::size_t>(slots));
+  std::vector<std::vector<MPI_Aint>> starts(static_cast<std::size_t>(slots));
+  MPI_Aint period = 0;
+  for (int owner : owners) {
+    const int length = pick(draw, 1, 700);
+    lengths[static_cast<std::size_t>(owner)].push_back(length);
+    starts[static_cast<std::size_t>(owner)].push_back(period);
+    period += length;
+  }
+  std::vector<TypeHandle> kept;
+  std::vector<flowio::FileRealm> realms;
+  for (int slot = 0; slot < slots; ++slot) {
+    const auto index = static_cast<std::size_t>(slot);
+    MPI_Datatype runs = MPI_DATATYPE_NULL, realm = MPI_DATATYPE_NULL;
+    MPI_Type_create_hindexed(static_cast<int>(lengths[index].size()), lengths[index].data(),
+                             starts[index].data(), MPI_BYTE, &runs);
+    MPI_Type_create_resized(runs, 0, period, &realm);
+    MPI_Type_commit(&realm);
+    kept.emplace_back(runs);
+    kept.emplace_back(realm);
+    realms.push_back(flowio::FileRealm{displacement, realm});
+  }
+  file.set_file_realms(realms);
+}
+
+}  // namespace
+
+void describe_realms(const CaseHints& hints, flowio::File& file) {
+  describe_drawn_realms(hints, file);
+  // Datatype realms are in force wherever the case asked for them.
+  const auto pfr = hints.flowio.find("romio_cb_pfr");
+  const auto romio_stripe = hints.flowio.find("romio_cb_fr_type");
+  const bool asked = hints.realms || hints.flowio.count("flowio_realm_stripe") != 0 ||
+                     (pfr != hints.flowio.end() && pfr->second == "enable" &&
+                      romio_stripe != hints.flowio.end() && romio_stripe->second != "0");
+  if (asked) CHECK(file.hints().at("flowio_realm_policy") == "datatype");
 }
 
 void make_case(std::mt19937_64& shared, std::mt19937_64& rng, std::uint64_t case_seed,
@@ -337,7 +431,7 @@ void make_case(std::mt19937_64& shared, std::mt19937_64& rng, std::uint64_t case
   c.first_mode = random_first_mode(shared);
   OpenMode mode = c.first_mode;
   // Persistent realms are for many calls on one open file: longer sequences.
-  const int group_count = persistent(c.hints) ? pick(shared, 4, 7) : pick(shared, 2, 4);
+  const int group_count = fixed_realms(c.hints) ? pick(shared, 4, 7) : pick(shared, 2, 4);
   MPI_Offset written_reach = tile_etypes;  // etypes of this rank's view that writes reach
   long long file_end = 0;
   std::int64_t shift = 0;

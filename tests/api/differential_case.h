@@ -28,7 +28,9 @@
 // - After a shrink, MPICH writes without data sieving or two-phase I/O:
 //   ROMIO writes garbage into the holes of a sieved extent past end of
 //   file, where MPI and POSIX say zeros.
-// - romio_cb_pfr goes to flowio only (MPICH 4.0.2 hangs with it).
+// - romio_cb_pfr goes to flowio only (MPICH 4.0.2 hangs with it), and so
+//   do ROMIO's realm datatype hint romio_cb_fr_type (read under
+//   romio_cb_pfr only) and realms described by datatypes.
 // - Every pointer-form call of MPICH is preceded by an absolute seek (its
 //   read_all through the pointer left by a previous read_all can start
 //   inside a hole of the filetype).
@@ -112,6 +114,15 @@ struct CaseHints {
   // Where cb_buffer_size lies between its least and greatest value, on a
   // log scale; none: not given.
   std::optional<double> buffer_position;
+  // Realms described to flowio by File::set_file_realms after each open
+  // (describe_realms), drawn from this seed once the aggregator count is
+  // known: one type for all aggregators (stripes) or one per aggregator (a
+  // random partition of a random period). None: the hints' realms.
+  struct RealmDraw {
+    bool one_for_all = false;
+    std::uint64_t seed = 0;
+  };
+  std::optional<RealmDraw> realms;
 
   std::string text() const;
 };
@@ -136,7 +147,7 @@ struct Group {
   bool through_pointer = false;  // write_all/write rather than the _at forms
   bool nonblocking = false;
   std::vector<CaseCall> operations;  // in call order
-  std::vector<int> wait_order;        // nonblocking: the order of get(), per rank
+  std::vector<int> wait_order;       // nonblocking: the order of get(), per rank
 };
 
 struct Step {
@@ -193,6 +204,10 @@ struct CaseOutcome {
         positions(static_cast<std::size_t>(operations), -1),
         reads(static_cast<std::size_t>(operations)) {}
 };
+
+// Describes the case's drawn realms (CaseHints::realms) to `file`, if any.
+// Collective.
+void describe_realms(const CaseHints& hints, flowio::File& file);
 
 // Runs the case through flowio::File on `path`, which the caller prepared
 // with prepare_file(). Exceptions are recorded in out.failure.

@@ -325,6 +325,7 @@ void prepare_file(const Case& c, std::uint64_t case_seed, const std::string& pat
 void run_flowio(const Case& c, std::uint64_t case_seed, const std::string& path, CaseOutcome& out) {
   try {
     File file = File::open(MPI_COMM_WORLD, path, info(c.first_mode).flowio_mode, c.hints.flowio);
+    describe_realms(c.hints, file);
     complete_background_flowio(c, case_seed, file);
     std::int64_t shift = 0;
     file.set_view(c.displacement, c.etype.get(), c.filetype.get());
@@ -350,6 +351,7 @@ void run_flowio(const Case& c, std::uint64_t case_seed, const std::string& path,
         case Step::Kind::reopen:
           file.close();
           file = File::open(MPI_COMM_WORLD, path, info(step.mode).flowio_mode, c.hints.flowio);
+          describe_realms(c.hints, file);
           file.set_view(c.displacement + shift, c.etype.get(), c.filetype.get());
           break;
       }

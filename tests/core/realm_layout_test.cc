@@ -1,7 +1,8 @@
 // RealmLayout: windows partition the operation's range, each inside one
 // slot's realm; (slot, index) names a window uniquely; the slot queries
 // agree with a byte-by-byte scan. Checked on hand-made and many small
-// random layouts, ranges (with empty realms) and stripes.
+// random layouts, ranges (with empty realms), stripes and tilings described
+// by types (each slot's realm any periodic set of bytes).
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -13,29 +14,70 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/core/flat_type.h"
 #include "runtime/core/realm_layout.h"
+#include "runtime/core/realm_tiling.h"
 
 namespace {
 
+using flowio::core::FlatType;
 using flowio::core::RealmLayout;
+using flowio::core::RealmTiling;
+using flowio::core::RealmType;
 using flowio::core::Window;
+
+std::int64_t positive_modulo(std::int64_t x, std::int64_t period) {
+  return ((x % period) + period) % period;
+}
 
 // What the layout's constructors promise, byte by byte: which slot owns
 // each byte of [begin, end).
 struct Model {
   bool striped = false;
+  bool tiled = false;
   int slots = 1;
   std::vector<std::int64_t> boundaries;  // ranges
-  std::int64_t anchor = 0, unit = 1;     // striped
+  std::int64_t anchor = 0, unit = 1;     // striped, tiled (anchor)
+  // tiled: byte x belongs to period_owner[(x - anchor - phase) mod period],
+  // and every slot's realm is a type with the phase as displacement.
+  std::vector<int> period_owner;
+  std::int64_t phase = 0;
   std::int64_t window_bytes = 1;
   std::int64_t begin = 0, end = 0;
 
+  // Slot `slot`'s realm as a flattened type: its runs of one period.
+  FlatType realm_type(int slot) const {
+    std::vector<flowio::core::FlatBlock> blocks;
+    const auto period = std::ssize(period_owner);
+    for (std::int64_t b = 0; b < period;) {
+      std::int64_t e = b + 1;
+      while (e < period && period_owner[e] == period_owner[b]) ++e;
+      if (period_owner[b] == slot) {
+        blocks.push_back(flowio::core::FlatBlock{b, 1, 0, flowio::core::make_run(e - b)});
+      }
+      b = e;
+    }
+    return FlatType(flowio::core::make_blocks(std::move(blocks)), 0, period);
+  }
+
   RealmLayout build() const {
+    if (tiled) {
+      std::vector<FlatType> types;
+      for (int slot = 0; slot < slots; ++slot) types.push_back(realm_type(slot));
+      std::vector<RealmType> realms;
+      for (const FlatType& type : types) realms.push_back(RealmType{phase, &type});
+      return RealmLayout::tiled(std::make_shared<const RealmTiling>(RealmTiling::of_types(realms)),
+                                anchor, window_bytes, begin, end);
+    }
     return striped ? RealmLayout::striped(slots, anchor, unit, window_bytes, begin, end)
                    : RealmLayout::ranges(boundaries, window_bytes);
   }
 
   int owner(std::int64_t x) const {
+    if (tiled) {
+      return period_owner[static_cast<std::size_t>(
+          positive_modulo(x - anchor - phase, std::ssize(period_owner)))];
+    }
     if (striped) return static_cast<int>(((x - anchor) / unit) % slots);
     for (int slot = 0; slot < slots; ++slot) {
       if (boundaries[slot] <= x && x < boundaries[slot + 1]) return slot;
@@ -45,7 +87,11 @@ struct Model {
 
   std::string describe() const {
     std::string text;
-    if (striped) {
+    if (tiled) {
+      text = "tiled anchor " + std::to_string(anchor) + " phase " + std::to_string(phase) +
+             " period owners";
+      for (int slot : period_owner) text += " " + std::to_string(slot);
+    } else if (striped) {
       text = "striped slots " + std::to_string(slots) + " anchor " + std::to_string(anchor) +
              " unit " + std::to_string(unit);
     } else {
@@ -100,6 +146,35 @@ Model random_stripes(std::mt19937_64& rng) {
   return model;
 }
 
+// A random periodic partition: runs of random length dealt to random
+// slots, the slots that got none left out, over random ranges above the
+// anchor.
+Model random_tiling(std::mt19937_64& rng) {
+  Model model;
+  model.tiled = true;
+  const int drawn_slots = static_cast<int>(rng() % 5) + 1;
+  const auto period = static_cast<std::int64_t>(rng() % 60) + 1;
+  while (std::ssize(model.period_owner) < period) {
+    const int slot = static_cast<int>(rng() % static_cast<std::uint64_t>(drawn_slots));
+    const auto run = static_cast<std::int64_t>(rng() % (rng() % 2 == 0 ? 3 : 15)) + 1;
+    for (std::int64_t i = 0; i < run && std::ssize(model.period_owner) < period; ++i) {
+      model.period_owner.push_back(slot);
+    }
+  }
+  // Slots numbered in order of first appearance, none without bytes.
+  std::map<int, int> renamed;
+  for (int& slot : model.period_owner) {
+    slot = renamed.emplace(slot, static_cast<int>(renamed.size())).first->second;
+  }
+  model.slots = static_cast<int>(renamed.size());
+  model.phase = static_cast<std::int64_t>(rng() % 200) - 100;
+  model.anchor = rng() % 2 == 0 ? 0 : static_cast<std::int64_t>(rng() % 20);
+  model.window_bytes = rng() % 8 == 0 ? 1000 : static_cast<std::int64_t>(rng() % 12) + 1;
+  model.begin = model.anchor + (rng() % 3 == 0 ? 0 : static_cast<std::int64_t>(rng() % 80));
+  model.end = model.begin + (rng() % 20 == 0 ? 0 : static_cast<std::int64_t>(rng() % 250) + 1);
+  return model;
+}
+
 // The windows of each slot in file order, found by window_at over every
 // byte, after checking that they partition [begin, end): every byte lies
 // in its window, a window holds at most window_bytes bytes of its slot's
@@ -137,7 +212,8 @@ std::string check_windows(const Model& model, const RealmLayout& layout,
     if (!of_slot.empty() && w.index <= of_slot.back().index) {
       return at + ": index not above that of the slot's previous window " + show(of_slot.back());
     }
-    if ((!model.striped || model.begin == model.anchor) && w.index != std::ssize(of_slot)) {
+    const bool from_anchor = !(model.striped || model.tiled) || model.begin == model.anchor;
+    if (from_anchor && w.index != std::ssize(of_slot)) {
       return at + ": window " + std::to_string(of_slot.size()) + " of its realm";
     }
     of_slot.push_back(w);
@@ -277,4 +353,11 @@ TEST_CASE("Core.RealmLayout.RandomRanges") {
 TEST_CASE("Core.RealmLayout.RandomStripes") {
   std::mt19937_64 rng(22);
   for (int trial = 0; trial < 1500; ++trial) check_layout(random_stripes(rng), rng);
+}
+
+// Random tilings described by types (any periodic partition, any phase),
+// over random ranges above the anchor.
+TEST_CASE("Core.RealmLayout.RandomTilings") {
+  std::mt19937_64 rng(23);
+  for (int trial = 0; trial < 400; ++trial) check_layout(random_tiling(rng), rng);
 }

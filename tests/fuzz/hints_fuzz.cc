@@ -20,18 +20,53 @@ namespace flowio::fuzz {
 namespace {
 
 const char* const kKeys[] = {
-    "cb_buffer_size",      "cb_nodes",          "flowio_aggregators", "flowio_buffers_in_flight",
-    "flowio_direct_threshold", "flowio_ds_mapping", "flowio_ds_threshold", "flowio_exchange",
-    "flowio_realm_policy", "romio_cb_fr_alignment", "romio_cb_pfr",   "romio_cb_read",
-    "romio_cb_write",      "romio_ds_read",     "romio_ds_write",     "striping_unit",
+    "cb_buffer_size",
+    "cb_nodes",
+    "flowio_aggregators",
+    "flowio_buffers_in_flight",
+    "flowio_direct_threshold",
+    "flowio_ds_mapping",
+    "flowio_ds_threshold",
+    "flowio_exchange",
+    "flowio_realm_policy",
+    "romio_cb_fr_alignment",
+    "romio_cb_pfr",
+    "romio_cb_read",
+    "romio_cb_write",
+    "romio_ds_read",
+    "romio_ds_write",
+    "striping_unit",
+    "flowio_realm_stripe",
+    "romio_cb_fr_type",
 };
 
 // Values near the boundaries the parser must tell apart.
 std::string value(FuzzInput& in) {
-  static const char* const kWords[] = {
-      "enable", "disable", "automatic", "even",  "aligned", "persistent", "load_balanced",
-      "alltoallw", "point_to_point", "0", "-1", "1", "1,0", "0,,1", "99999999999999999999",
-      "1099511627776", "1099511627777", "1073741824", "1024", "1025", " 4", "4 ", "+4", "0x10"};
+  static const char* const kWords[] = {"enable",
+                                       "disable",
+                                       "automatic",
+                                       "even",
+                                       "aligned",
+                                       "persistent",
+                                       "load_balanced",
+                                       "datatype",
+                                       "alltoallw",
+                                       "point_to_point",
+                                       "0",
+                                       "-1",
+                                       "1",
+                                       "1,0",
+                                       "0,,1",
+                                       "99999999999999999999",
+                                       "1099511627776",
+                                       "1099511627777",
+                                       "1073741824",
+                                       "1024",
+                                       "1025",
+                                       " 4",
+                                       "4 ",
+                                       "+4",
+                                       "0x10"};
   switch (in.in_range(0, 3)) {
     case 0:
       return kWords[in.in_range(0, sizeof kWords / sizeof kWords[0] - 1)];
@@ -54,7 +89,8 @@ void check(const runtime::CollectiveSettings& s, int ranks) {
   }
   if (s.buffers_in_flight < 1 || s.buffers_in_flight > 1024) finding("buffers_in_flight range");
   if (s.aggregator_ranks.empty()) finding("no aggregator");
-  if (s.realms.slots != static_cast<int>(s.aggregator_ranks.size())) finding("slots != aggregators");
+  if (s.realms.slots != static_cast<int>(s.aggregator_ranks.size()))
+    finding("slots != aggregators");
   std::set<int> seen;
   for (const int rank : s.aggregator_ranks) {
     if (rank < 0 || rank >= ranks) finding("an aggregator outside the communicator");
@@ -67,6 +103,10 @@ void check(const runtime::CollectiveSettings& s, int ranks) {
     finding("direct_threshold out of range");
   }
   if (s.window_io.sieve_threshold < 0) finding("negative sieve threshold");
+  if ((s.realms.policy == core::RealmPolicy::datatype) != (s.realms.tiling != nullptr)) {
+    finding("datatype realms without a tiling, or a tiling without them");
+  }
+  if (s.realms.tiling && s.realms.tiling->slots() != s.realms.slots) finding("tiling slots");
 }
 
 // Plans realms for `ranks` small accesses and checks every byte of the
@@ -81,7 +121,8 @@ void check_layout(const runtime::CollectiveSettings& s, int ranks, FuzzInput& in
     summary.bytes = summary.file_end - summary.file_begin;
     summary.pieces = 1;
     for (int q = 0; q <= core::AccessSummary::kQuantiles; ++q) {
-      summary.quantile[q] = summary.file_begin + summary.bytes * q / core::AccessSummary::kQuantiles;
+      summary.quantile[q] =
+          summary.file_begin + summary.bytes * q / core::AccessSummary::kQuantiles;
     }
     low = std::min(low, summary.file_begin);
     high = std::max(high, summary.file_end);
@@ -111,8 +152,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   flowio::Hints hints;
   const int count = static_cast<int>(in.in_range(0, 6));
   for (int i = 0; i < count; ++i) {
-    const std::string key =
-        in.byte() % 8 == 0 ? in.text(12) : kKeys[in.in_range(0, sizeof kKeys / sizeof kKeys[0] - 1)];
+    const std::string key = in.byte() % 8 == 0
+                                ? in.text(12)
+                                : kKeys[in.in_range(0, sizeof kKeys / sizeof kKeys[0] - 1)];
     hints[key] = value(in);
   }
   flowio::runtime::CollectiveSettings settings;

@@ -52,6 +52,13 @@ constexpr bool has(Mode set, Mode flag) {
 // Where seek() counts from.
 enum class Whence { set, current, end };
 
+// One aggregator's file realm (File::set_file_realms): copies of `type`
+// at displacement + k * extent(type), like a view's filetype.
+struct FileRealm {
+  MPI_Offset displacement = 0;
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+};
+
 class File {
  public:
   // Collective over `comm`: opens (or creates) `path` on every process.
@@ -202,6 +209,36 @@ class File {
   // operations started after the call (storage hints, flowio_io_backend and
   // flowio_direct_io, apply at open only and are ignored here).
   void set_hints(const Hints& hints);
+
+  // Collective. File realms described by datatypes (the seed paper's
+  // realm datatypes, ROMIO's romio_cb_fr_type): which bytes of the file
+  // each aggregator of collective calls handles. `first` describes the
+  // first aggregator's realm; aggregator a's is the same type moved by a
+  // times its size, so a type that holds 1/n of each of its extents tiles
+  // the file for n aggregators. For example
+  // MPI_Type_create_resized(stripe bytes, 0, n * stripe) gives aggregator a
+  // the stripes a, a + n, a + 2n, ... (hint flowio_realm_stripe says the
+  // same without a type). `realms` gives each aggregator its own realm,
+  // one per aggregator in the order of the hints cb_nodes and
+  // flowio_aggregators. Each type's copies repeat from its displacement
+  // in both directions (the displacement sets only their phase), and
+  // the realms must partition the file: every byte in exactly one realm.
+  // Realms are the same for every later collective call, whatever it
+  // accesses, until close or clear_file_realms(); they take the place of
+  // the realm hints (flowio_realm_policy reports "datatype"). Types are
+  // read at the call and may be freed after it. Waits for this process's
+  // outstanding operations. Throws UsageError on every process when the
+  // realms are invalid on any (a type without data or whose copies
+  // overlap: invalid_datatype; realms that overlap, leave a byte to no
+  // aggregator, repeat only after more than 2^40 bytes or hold more than
+  // 2^20 pieces per repetition, or a list whose length is not the
+  // aggregator count: invalid_argument) or differ between processes
+  // (not_same). A later set_hints that changes the aggregator count so
+  // that the realms no longer fit fails as well.
+  void set_file_realms(const FileRealm& first);
+  void set_file_realms(const std::vector<FileRealm>& realms);
+  // Collective. Back to the realms the hints choose.
+  void clear_file_realms();
 
   // The hints in force (including defaults; flowio_ds_threshold shows the
   // write threshold; keys flowio does not know are left out), and the

@@ -54,11 +54,25 @@
 //                            evenly), "aligned" (boundaries on multiples of
 //                            romio_cb_fr_alignment or striping_unit),
 //                            "persistent" (same as romio_cb_pfr=enable),
-//                            "load_balanced" (equal data bytes per aggregator).
+//                            "load_balanced" (equal data bytes per aggregator),
+//                            "datatype" (realms described by datatypes, fixed
+//                            for the file: flowio_realm_stripe's stripes, or
+//                            File::set_file_realms, which overrides every
+//                            realm hint while it is in force).
+//   flowio_realm_stripe      bytes: datatype realms of round-robin stripes,
+//                            stripe k = [k * bytes, (k + 1) * bytes) to
+//                            aggregator k mod cb_nodes (implies "datatype";
+//                            another flowio_realm_policy with it is refused).
 //   romio_cb_fr_alignment,   realm boundary alignment in bytes.
 //   striping_unit
 //   romio_cb_pfr             "enable": persistent file realms anchored at byte 0,
 //                            fixed at the first collective call, kept until close.
+//   romio_cb_fr_type         ROMIO's realm type, read only with romio_cb_pfr=enable
+//                            (as ROMIO does): a size in bytes gives stripes of
+//                            that size (rounded up to romio_cb_fr_alignment),
+//                            as flowio_realm_stripe; 0 (default), -1 and -2 keep
+//                            persistent realms (-2, the program's realm types,
+//                            is File::set_file_realms here).
 //   romio_ds_write,          "automatic" (default): sieve (read-modify-write of
 //   romio_ds_read            the covering extent) when the mean distance between
 //                            pieces is below flowio_ds_threshold, else vectored

@@ -68,7 +68,8 @@ struct OperationStatistics {
                                 // where each process accesses it itself: those with data)
   bool aggregator = false;      // whether this process was one of them
   std::int64_t iterations = 0;  // buffer iterations this process took part in
-  std::string realm_policy;     // "even", "aligned", "persistent", "load_balanced"
+  std::string realm_policy;     // "even", "aligned", "persistent", "load_balanced",
+                                // "datatype"
   std::string method;           // this aggregator's I/O method(s): "contiguous",
                                 // "sieve", "mapped" (sieving through a mapping
                                 // of the file), "vectored", a mix as
