@@ -16,6 +16,9 @@ RingTransfer::RingTransfer(io_uring& ring, unsigned depth, int fd, Direction dir
       bytes_read_(bytes_read),
       slots_(std::min<std::size_t>(requests.size(), depth)) {
   free_slots_.reserve(slots_.size());
+  // No more completions than operations in flight, at most one per slot:
+  // taking never allocates.
+  taken_.reserve(slots_.size());
   for (std::size_t i = slots_.size(); i > 0; --i) free_slots_.push_back(i - 1);
 }
 
@@ -71,25 +74,34 @@ void RingTransfer::prepare(std::size_t slot_index) {
   ++in_flight_;
 }
 
-unsigned RingTransfer::harvest() {
+unsigned RingTransfer::take(io_uring& ring, std::vector<Completion>& into) {
   constexpr unsigned kBatch = 256;
   io_uring_cqe* cqes[kBatch];
-  Completion completions[kBatch];
   unsigned total = 0;
   for (;;) {
-    const unsigned count = io_uring_peek_batch_cqe(&ring_, cqes, kBatch);
+    const unsigned count = io_uring_peek_batch_cqe(&ring, cqes, kBatch);
     if (count == 0) return total;
     for (unsigned i = 0; i < count; ++i) {
-      completions[i] = {io_uring_cqe_get_data64(cqes[i]), cqes[i]->res};
+      into.push_back({io_uring_cqe_get_data64(cqes[i]), cqes[i]->res});
     }
-    // Hand the entries back before acting on them, so that an exception
-    // thrown while acting cannot make them count twice.
-    io_uring_cq_advance(&ring_, count);
-    in_flight_ -= count;
-    progressed_ = true;
+    io_uring_cq_advance(&ring, count);
     total += count;
-    for (unsigned i = 0; i < count; ++i) complete(completions[i]);
   }
+}
+
+void RingTransfer::act(std::span<const Completion> completions) {
+  // Counted before acting, so that an exception thrown while acting cannot
+  // make them count twice.
+  in_flight_ -= static_cast<unsigned>(completions.size());
+  if (!completions.empty()) progressed_ = true;
+  for (const Completion& completion : completions) complete(completion);
+}
+
+unsigned RingTransfer::harvest() {
+  taken_.clear();
+  const unsigned count = take(ring_, taken_);
+  act(taken_);
+  return count;
 }
 
 bool RingTransfer::progressed() noexcept {

@@ -55,9 +55,19 @@ class RingTransfer {
   // Queues (does not submit) an operation for each request that fits in a
   // free slot, unless the transfer failed.
   void start_requests();
-  // Copies out every completion in the CQ, hands the entries back and acts
-  // on them (finishing, continuing or queueing requests again); returns
-  // how many there were.
+  // What a completion entry says, copied out of the CQ.
+  struct Completion {
+    std::uint64_t slot;
+    int result;
+  };
+  // Copies out every completion in `ring`'s CQ into `into` and hands the
+  // entries back; returns how many there were. Touches the CQ only, so one
+  // thread may take while another queues and submits.
+  static unsigned take(io_uring& ring, std::vector<Completion>& into);
+  // Acts on completions taken from this transfer's ring (finishing,
+  // continuing or queueing requests again).
+  void act(std::span<const Completion> completions);
+  // take() then act(): for a ring its one thread both submits to and reaps.
   unsigned harvest();
   // Keeps `system_errno` as the transfer's failure, unless it has one.
   void fail(int system_errno, std::string what);
@@ -72,6 +82,8 @@ class RingTransfer {
   bool done() const noexcept {
     return in_flight_ == 0 && (failed() || next_request_ == requests_.size());
   }
+  // Every request has been given a slot (or was empty).
+  bool all_started() const noexcept { return next_request_ == requests_.size(); }
   // Throws IoError with the errno of the first failure, if any.
   void throw_if_failed() const;
   // A completion was seen since the last call: the kernel is making
@@ -91,11 +103,6 @@ class RingTransfer {
     int system_errno = 0;
     std::string what;
   };
-  struct Completion {
-    std::uint64_t slot;
-    int result;
-  };
-
   void prepare(std::size_t slot_index);
   void complete(const Completion& completion);
   void finish(std::size_t slot_index);
@@ -110,6 +117,7 @@ class RingTransfer {
   // Sized once: slots never move while operations refer to their scratch.
   std::vector<Slot> slots_;
   std::vector<std::size_t> free_slots_;
+  std::vector<Completion> taken_;  // harvest()'s, kept for its capacity
   std::size_t next_request_ = 0;
   unsigned in_flight_ = 0;
   bool progressed_ = false;

@@ -3,10 +3,12 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdint>
 #include <exception>
+#include <limits>
 #include <thread>
 
 #include "flowio/error.h"
@@ -20,6 +22,12 @@ constexpr int kMostBusyRetries = 12;  // about 4 ms of sleeping in all
 // Entries of the ring: as many as one transfer keeps in flight. The CQ has
 // twice as many (liburing's default), so completions never overflow it.
 constexpr unsigned kDepth = UringBackend::ring_depth;
+
+// While requests still wait for a slot, the transferring thread is woken
+// once this many slots are free again, so that it refills them in batches.
+constexpr std::size_t kRefillBatch = kDepth / 4;
+
+constexpr std::size_t kNobodyWaits = std::numeric_limits<std::size_t>::max();
 
 void drain(int fd) {
   std::uint64_t count = 0;
@@ -46,7 +54,10 @@ std::unique_ptr<UringQueue> UringQueue::create() {
   return std::unique_ptr<UringQueue>(new UringQueue(event_fd, ring));
 }
 
-UringQueue::UringQueue(int event_fd, io_uring ring) : event_fd_(event_fd), ring_(ring) {}
+UringQueue::UringQueue(int event_fd, io_uring ring) : event_fd_(event_fd), ring_(ring) {
+  // At most kDepth operations are in flight: taking never allocates.
+  arrived_.reserve(kDepth);
+}
 
 UringQueue::~UringQueue() {
   if (usable_) io_uring_queue_exit(&ring_);
@@ -72,11 +83,20 @@ void UringQueue::read(int fd, std::span<const IoRequest> requests,
 void UringQueue::transfer(int fd, Direction direction, std::span<const IoRequest> requests,
                           std::span<std::size_t> bytes_read) {
   std::lock_guard turn(turn_);
-  std::unique_lock lock(mutex_);
-  if (!usable_) throw_errno(EBADF, "io_uring queue: ring lost after an earlier failure");
+  // Only this thread touches the SQ and the transfer; reap() only the CQ
+  // and arrived_ (under mutex_), so a submission that copies data inline
+  // never holds up the progress engine.
   RingTransfer transfer(ring_, kDepth, fd, direction, requests, bytes_read);
-  current_ = &transfer;
+  std::vector<RingTransfer::Completion> acting;
+  acting.reserve(kDepth);
+  {
+    std::lock_guard lock(mutex_);
+    if (!usable_) throw_errno(EBADF, "io_uring queue: ring lost after an earlier failure");
+    active_ = true;
+    arrived_.clear();
+  }
   int busy_retries = 0;
+  bool lost = false;
   for (;;) {
     try {
       transfer.start_requests();
@@ -84,44 +104,53 @@ void UringQueue::transfer(int fd, Direction direction, std::span<const IoRequest
       transfer.fail(EBUSY, error.what());
     }
     if (transfer.in_flight() == 0) break;
-    bool refused = false;
     if (io_uring_sq_ready(&ring_) > 0) {
       const int result = io_uring_submit(&ring_);
-      refused = result == -EAGAIN || result == -EBUSY;
       // -EINTR: whatever is queued stays queued; the next round submits it.
       // -EAGAIN, -EBUSY: the kernel lacks resources right now; completions
       // of what it owns free them, else back off below.
       if (result < 0 && result != -EINTR && result != -EAGAIN && result != -EBUSY) {
         transfer.fail(-result, "io_uring_submit");
-        if (transfer.kernel_owned() == 0) {
-          remake_ring();
-          break;
-        }
       }
     }
-    if (transfer.kernel_owned() == 0 && io_uring_sq_ready(&ring_) > 0) {
-      if (busy_retries >= kMostBusyRetries) {
+    const unsigned owned = transfer.kernel_owned();
+    if (owned == 0) {
+      // Queued entries the kernel does not take, and nothing of ours to
+      // wait for.
+      if (transfer.failed() || busy_retries >= kMostBusyRetries) {
         transfer.fail(EAGAIN, "io_uring_submit: the kernel keeps refusing");
-        remake_ring();
+        lost = true;
         break;
       }
-      lock.unlock();
       std::this_thread::sleep_for(std::chrono::microseconds(std::int64_t{1} << busy_retries));
-      lock.lock();
       ++busy_retries;
       continue;
     }
-    // reap() wakes this thread when there is something to submit or the
-    // transfer is done; after a refused submission, when a completion has
-    // freed something.
-    const std::uint64_t reaped = reaped_;
-    wake_.wait(lock, [&] {
-      return transfer.in_flight() == 0 ||
-             (io_uring_sq_ready(&ring_) > 0 && (!refused || reaped_ != reaped));
-    });
+    // Woken by reap() when every operation the kernel owns has completed,
+    // or, while requests wait for a slot, when a batch of slots is free.
+    const bool waiting_requests = !transfer.failed() && !transfer.all_started();
+    {
+      std::unique_lock lock(mutex_);
+      wake_at_ = waiting_requests ? std::min<std::size_t>(owned, kRefillBatch) : owned;
+      wake_.wait(lock, [&] { return arrived_.size() >= wake_at_; });
+      wake_at_ = kNobodyWaits;
+      acting.swap(arrived_);
+    }
+    try {
+      transfer.act(acting);
+    } catch (const std::exception& error) {
+      transfer.fail(EBUSY, error.what());
+    }
+    acting.clear();
     if (transfer.progressed()) busy_retries = 0;
   }
-  current_ = nullptr;
+  {
+    std::lock_guard lock(mutex_);
+    active_ = false;
+    // Entries still in the SQ point into this transfer's memory: the next
+    // submission would hand them to the kernel. Drop the ring with them.
+    if (lost) remake_ring();
+  }
   transfer.throw_if_failed();
 }
 
@@ -129,18 +158,14 @@ void UringQueue::reap() {
   drain(event_fd_);
   std::lock_guard lock(mutex_);
   if (!usable_) return;
-  if (current_ == nullptr) {
+  if (!active_) {
     // Every transfer waits for all its completions before it ends: there
     // are none without one.
     io_uring_cq_advance(&ring_, io_uring_cq_ready(&ring_));
     return;
   }
-  try {
-    if (current_->harvest() > 0) ++reaped_;
-  } catch (const std::exception& error) {
-    current_->fail(EBUSY, error.what());
-  }
-  if (current_->in_flight() == 0 || io_uring_sq_ready(&ring_) > 0) wake_.notify_one();
+  RingTransfer::take(ring_, arrived_);
+  if (arrived_.size() >= wake_at_) wake_.notify_one();
 }
 
 void UringQueue::remake_ring() {

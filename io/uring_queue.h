@@ -9,11 +9,12 @@
 // here by UringBackend::route_this_thread) queues its requests and submits
 // them itself (io_uring_enter copies page-cache data inline when it can,
 // which belongs on the I/O thread, not on the progress engine), then
-// sleeps on a condition variable. reap() collects completions and queues
-// continuations of short transfers and the requests that wait for a slot,
-// and wakes the transferring thread only when there is something to
-// submit or the transfer is done: for a transfer of up to ring_depth
-// requests that the kernel completes in full, once.
+// sleeps on a condition variable. reap() only copies completions out of
+// the CQ (the SQ stays the transferring thread's alone, so the progress
+// engine never waits behind a submission) and wakes the transferring
+// thread when all it submitted has completed, or, while requests wait for
+// a slot, when a batch of slots is free: for a transfer of up to
+// ring_depth requests, once.
 #pragma once
 
 #include <liburing.h>
@@ -21,9 +22,11 @@
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <mutex>
 #include <span>
+#include <vector>
 
 #include "io/ring_transfer.h"
 #include "io/storage_backend.h"
@@ -74,8 +77,12 @@ class UringQueue {
   std::condition_variable wake_;
   io_uring ring_;
   bool usable_ = true;
-  RingTransfer* current_ = nullptr;  // the transfer under way, if any
-  std::uint64_t reaped_ = 0;         // reap() calls that found completions
+  bool active_ = false;  // a transfer is under way
+  // Completions reap() took for the transfer, not yet acted on.
+  std::vector<RingTransfer::Completion> arrived_;
+  // How many of them wake the transferring thread (none while it is not
+  // waiting).
+  std::size_t wake_at_ = std::numeric_limits<std::size_t>::max();
 };
 
 }  // namespace flowio::io

@@ -34,8 +34,8 @@ class Reaper {
           while (!stop_) {
             pollfd watched{queue.completion_fd(), POLLIN, 0};
             if (::poll(&watched, 1, 10) > 0) {
+              ++reaps_;  // before: reap() may wake the transferring thread
               queue.reap();
-              ++reaps_;
             }
           }
         }) {}
