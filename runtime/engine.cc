@@ -87,7 +87,7 @@ void Engine::release() {
   // Destroyed here, outside the lock, if no file holds it.
 }
 
-Engine::Engine() : arena_(tbb::task_arena::automatic) {}
+Engine::Engine() : io_(progress_), arena_(tbb::task_arena::automatic) {}
 
 Engine::~Engine() {
   std::unique_lock lock(mutex_);

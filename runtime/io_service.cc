@@ -1,8 +1,29 @@
 #include "runtime/io_service.h"
 
-namespace flowio::runtime {
+#include <cstdlib>
+#include <cstring>
 
-IoService::IoService() : thread_([this] { run(); }) {}
+#include "io/uring_backend.h"
+
+namespace flowio::runtime {
+namespace {
+
+// No ring where no file can use one: the environment forces POSIX I/O
+// (io/storage_backend.h), so nothing would ever go through it.
+std::unique_ptr<io::UringQueue> make_ring() {
+  const char* forced = std::getenv("FLOWIO_IO_BACKEND");
+  if (forced != nullptr && std::strcmp(forced, "posix") == 0) return nullptr;
+  return io::UringQueue::create();
+}
+
+}  // namespace
+
+IoService::IoService(Progress& progress)
+    : progress_(progress), ring_(make_ring()), thread_([this] { run(); }) {
+  if (ring_) {
+    progress_.watch_descriptor(ring_->completion_fd(), [ring = ring_.get()] { ring->reap(); });
+  }
+}
 
 IoService::~IoService() {
   {
@@ -11,6 +32,7 @@ IoService::~IoService() {
   }
   wake_.notify_all();
   thread_.join();
+  if (ring_) progress_.forget_descriptor(ring_->completion_fd());
 }
 
 void IoService::post(std::function<void()> work) {
@@ -22,6 +44,7 @@ void IoService::post(std::function<void()> work) {
 }
 
 void IoService::run() {
+  io::UringBackend::route_this_thread(ring_.get());
   for (;;) {
     std::function<void()> work;
     {

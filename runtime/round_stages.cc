@@ -17,7 +17,10 @@ namespace {
 
 // The round's buffers, made by a process that failed too (Alltoallw is
 // collective: every process posts every round), then its own work: a
-// write packs this process's shares, a read reads its window.
+// write packs this process's shares, a read reads its window (on the
+// executor's I/O side). The round pipeline is serial: the runner keeps
+// rounds in order even when a later round, with nothing to read, is ready
+// first.
 void round_prepare_stage(CollectiveOperation& op, std::size_t r, Next next) {
   const RoundPlan& plan = op.plan->rounds[r];
   RoundRun& run = op.round_runs[r];
@@ -31,7 +34,13 @@ void round_prepare_stage(CollectiveOperation& op, std::size_t r, Next next) {
         }
       },
       "round_prepare");
-  if (plan.window && !op.request.writing) read_window(op, *plan.window);
+  if (plan.window && !op.request.writing) {
+    op.executor->run_io([&op, w = *plan.window, next = std::move(next)] {
+      read_window(op, w);
+      next();
+    });
+    return;
+  }
   if (op.request.writing && !op.failure()) {
     const std::int64_t begin = now_ns();
     op.guarded(
@@ -91,11 +100,27 @@ void round_exchange_stage(CollectiveOperation& op, std::size_t r, Next next) {
       });
 }
 
+// The round's buffers go once it is done with them.
+void release_round(CollectiveOperation& op, std::size_t r) {
+  const RoundPlan& plan = op.plan->rounds[r];
+  if (plan.window) op.window_runs[*plan.window].buffer.release();
+  op.round_runs[r].client_data.release();
+}
+
+// A write writes the window (on the executor's I/O side), a read unpacks
+// this process's shares.
 void round_finish_stage(CollectiveOperation& op, std::size_t r, Next next) {
   const RoundPlan& plan = op.plan->rounds[r];
   RoundRun& run = op.round_runs[r];
   enter_stage(op, "collective.round_finish");
-  if (plan.window && op.request.writing) write_window(op, *plan.window);
+  if (plan.window && op.request.writing) {
+    op.executor->run_io([&op, r, w = *plan.window, next = std::move(next)] {
+      write_window(op, w);
+      release_round(op, r);
+      next();
+    });
+    return;
+  }
   if (!op.request.writing && !op.failure()) {
     const std::int64_t begin = now_ns();
     std::int64_t at = 0;
@@ -113,8 +138,7 @@ void round_finish_stage(CollectiveOperation& op, std::size_t r, Next next) {
         "round_finish");
     op.recorder.record(Stage::unpack, begin, static_cast<std::int64_t>(r), "", at);
   }
-  if (plan.window) op.window_runs[*plan.window].buffer.release();
-  run.client_data.release();
+  release_round(op, r);
   next();
 }
 

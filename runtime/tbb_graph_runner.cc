@@ -60,16 +60,33 @@ void TbbGraphRunner::build(PipelineKind kind) {
   } else {
     flow::make_edge(*chain.queue, *chain.stages.front());
   }
-  for (std::size_t s = 0; s + 1 < chain.stages.size(); ++s) {
-    flow::make_edge(*chain.stages[s], *chain.stages[s + 1]);
+  for (std::size_t s = 0; s < chain.stages.size(); ++s) {
+    flow::receiver<Token>& after = s + 1 < chain.stages.size()
+                                       ? static_cast<flow::receiver<Token>&>(*chain.stages[s + 1])
+                                       : *chain.leave;
+    if (!definition.serial) {
+      flow::make_edge(*chain.stages[s], after);
+      continue;
+    }
+    chain.in_order.push_back(std::make_unique<flow::sequencer_node<Token>>(
+        graph, [](const Token& token) { return static_cast<std::size_t>(token.sequence); }));
+    flow::make_edge(*chain.stages[s], *chain.in_order.back());
+    flow::make_edge(*chain.in_order.back(), after);
   }
-  flow::make_edge(*chain.stages.back(), *chain.leave);
 }
 
 void TbbGraphRunner::enqueue(PipelineKind kind, CollectiveOperation& operation, std::size_t items) {
-  flow::queue_node<Token>& queue = *chains_[static_cast<std::size_t>(kind)].queue;
+  Chain& chain = chains_[static_cast<std::size_t>(kind)];
+  if (!pipeline(kind).serial) {
+    for (std::size_t item = 0; item < items; ++item) {
+      chain.queue->try_put(Token{&operation, static_cast<std::uint32_t>(item)});
+    }
+    return;
+  }
+  // Numbered in the order the items enter, which every sequencer keeps.
+  std::lock_guard lock(chain.entering);
   for (std::size_t item = 0; item < items; ++item) {
-    queue.try_put(Token{&operation, static_cast<std::uint32_t>(item)});
+    chain.queue->try_put(Token{&operation, static_cast<std::uint32_t>(item), chain.entered++});
   }
 }
 

@@ -16,6 +16,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "runtime/executor.h"
@@ -29,6 +30,7 @@ class Engine;
 struct GraphToken {
   CollectiveOperation* operation = nullptr;
   std::uint32_t item = 0;
+  std::uint64_t sequence = 0;  // order of entry into a serial pipeline
 };
 
 // Thread safety: enqueue() may be called from any thread.
@@ -55,7 +57,11 @@ class TbbGraphRunner final : public GraphRunner {
     std::unique_ptr<tbb::flow::queue_node<Token>> queue;
     std::unique_ptr<tbb::flow::limiter_node<Token>> limiter;
     std::vector<std::unique_ptr<StageNode>> stages;
+    // Serial pipelines: after each stage, the items back in entry order.
+    std::vector<std::unique_ptr<tbb::flow::sequencer_node<Token>>> in_order;
     std::unique_ptr<tbb::flow::function_node<Token, tbb::flow::continue_msg>> leave;
+    std::mutex entering;  // serial pipelines: numbers and enqueues together
+    std::uint64_t entered = 0;
   };
 
   void build(PipelineKind kind);
