@@ -179,17 +179,23 @@ bool FileMapping::resident(std::span<const IoRequest> requests, int protection, 
     return false;
   }
   // A range outside the kept mapping remaps it (munmap, mmap, and page
-  // faults again for everything mapped before): worth it once the
-  // mapping has served a few calls, not for calls that alternate between
-  // parts of the file too far apart to be mapped together, which would
-  // remap at every call (they make system calls instead, and the mapping
-  // moves at most once per kCallsBeforeRemap calls it served).
+  // faults again for everything mapped before; near ranges extend it,
+  // cover()). Calls that alternate between parts of the file too far
+  // apart to be mapped together would remap at every call: a call outside
+  // remaps only once more calls went outside than the mapping served
+  // since it was made, or kCallsBeforeRemap did; the others make system
+  // calls. So calls that moved on move the mapping after a call or two,
+  // and alternating ones move it at most once per kCallsBeforeRemap.
   const bool covered = base_ != nullptr && (protection_ & protection) == protection &&
                        base_offset_ <= begin &&
                        end <= base_offset_ + static_cast<std::int64_t>(length_);
-  if (!covered && base_ != nullptr && calls_since_remap_ < kCallsBeforeRemap) return false;
+  if (!covered && base_ != nullptr && calls_outside_ < kCallsBeforeRemap &&
+      calls_outside_ <= calls_served_) {
+    ++calls_outside_;
+    return false;
+  }
   if (!cover(begin, end, protection)) return false;
-  ++calls_since_remap_;
+  ++calls_served_;
   if (loading) touch(begin, end);
   return true;
 }
@@ -279,7 +285,8 @@ bool FileMapping::cover(std::int64_t begin, std::int64_t end, int protection) {
       ::mmap(nullptr, static_cast<std::size_t>(to - from), protection, MAP_SHARED, fd_, from);
   if (address == MAP_FAILED) return false;
   base_ = static_cast<char*>(address);
-  calls_since_remap_ = 0;
+  calls_served_ = 0;
+  calls_outside_ = 0;
   base_offset_ = from;
   length_ = static_cast<std::size_t>(to - from);
   protection_ = protection;

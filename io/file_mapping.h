@@ -144,8 +144,10 @@ class FileMapping {
   // A length the file had at some point since the last forget: every
   // byte before it exists unless someone shrank the file since.
   std::int64_t known_size_ = 0;
-  // Calls store_resident and load_resident served since the last mmap.
-  std::int64_t calls_since_remap_ = 0;
+  // Since the last mmap: calls store_resident and load_resident served,
+  // and calls they refused for lying outside the mapping.
+  std::int64_t calls_served_ = 0;
+  std::int64_t calls_outside_ = 0;
   // Whether loads may go through a mapping of this descriptor (a regular
   // file, not O_DIRECT, not write-only, one page cache for all), asked at
   // the first resident load.
