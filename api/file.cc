@@ -21,6 +21,7 @@
 #include "io/file_descriptor.h"
 #include "io/file_mapping.h"
 #include "io/independent_transfer.h"
+#include "io/mapped_backend.h"
 #include "io/sieve_lock.h"
 #include "io/storage_backend.h"
 #include "io/view_transfer.h"
@@ -186,6 +187,17 @@ io::BackendKind backend_kind_of(const Hints& hints) {
   }
 }
 
+// flowio_mapped_io (hints.h): whether small rewrites and re-reads may go
+// through the file's kept mapping (io/mapped_backend.h).
+bool mapped_io_allowed(const Hints& hints) {
+  const auto mapped = hints.find("flowio_mapped_io");
+  if (mapped == hints.end() || mapped->second == "enable") return true;
+  if (mapped->second == "disable") return false;
+  throw UsageError(
+      ErrorCode::invalid_hint,
+      "hint flowio_mapped_io: expected enable or disable, got \"" + mapped->second + "\"");
+}
+
 bool direct_io_asked(const Hints& hints) {
   const auto direct = hints.find("flowio_direct_io");
   if (direct == hints.end() || direct->second == "disable") return false;
@@ -237,6 +249,9 @@ struct File::Impl {
   // declared after the descriptor so that it is unmapped first.
   std::unique_ptr<io::FileMapping> mapping;
   std::unique_ptr<io::StorageBackend> backend;
+  // The layer of `backend` that serves small rewrites and re-reads through
+  // `mapping` once attached (io/mapped_backend.h); owned by `backend`.
+  io::MappedBackend* mapped_layer = nullptr;
   std::shared_ptr<runtime::Engine> engine;
   std::shared_ptr<const core::FileView> view = std::make_shared<core::FileView>();
   // The view's data representation (File::set_view).
@@ -564,11 +579,18 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
   // process and is reported to all; the others open it in a second step.
   const bool exclusive = has(mode, Mode::create) && has(mode, Mode::excl);
   bool direct_io = false;
+  bool mapped_io = false;
   runtime::run_collectively(impl->comm, "open", [&] {
     check_open_hints(impl->hints, hints, impl->ranks);
     sync::LockSettings::from_hints(impl->hints);
     direct_io = direct_io_asked(impl->hints);
-    impl->backend = io::make_storage_backend(backend_kind_of(impl->hints));
+    mapped_io = mapped_io_allowed(impl->hints);
+    impl->backend = io::make_storage_backend(
+        backend_kind_of(impl->hints), [&impl](std::unique_ptr<io::StorageBackend> chosen) {
+          auto layer = std::make_unique<io::MappedBackend>(std::move(chosen));
+          impl->mapped_layer = layer.get();
+          return std::unique_ptr<io::StorageBackend>(std::move(layer));
+        });
     impl->hints["flowio_io_backend"] = impl->backend->name();
     if (!exclusive || impl->rank == 0) impl->fd = open_descriptor(path, mode, true);
   });
@@ -579,6 +601,9 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
   }
   impl->sieve_lock = std::make_unique<io::SieveLock>(impl->fd.get());
   impl->mapping = std::make_unique<io::FileMapping>(impl->fd.get());
+  // Direct I/O asks for data to bypass the page cache: not through it by
+  // mapping either.
+  if (mapped_io && !direct_io) impl->mapped_layer->attach(impl->mapping.get());
   if (has(mode, Mode::append)) impl->pointer = impl->fd.size();
   if (direct_io) impl->open_direct();
   return File(std::move(impl));
@@ -1177,6 +1202,9 @@ void File::sync() {
   Impl& file = impl();
   file.wait_idle();
   runtime::run_collectively(file.comm, "sync", [&] { file.fd.sync(); });
+  // Another handle's size change becomes visible here (sync, barrier,
+  // sync): what this process knew of the size may no longer hold.
+  file.mapping->forget_size();
 }
 
 MPI_Offset File::size() const { return impl().fd.size(); }
@@ -1230,21 +1258,21 @@ namespace {
 // not reported as in force.
 bool is_known_hint(const std::string& key) {
   static const std::set<std::string> known = {
-      "cb_buffer_size",        "cb_nodes",
-      "flowio_aggregators",    "flowio_buffers_in_flight",
-      "flowio_compress",       "flowio_compress_min_bytes",
-      "flowio_direct_io",      "flowio_direct_threshold",
-      "flowio_durable",        "flowio_plan_cache",
-      "flowio_ds_mapping",     "flowio_ds_threshold",
-      "flowio_exchange",       "flowio_io_backend",
-      "flowio_lock",           "flowio_lock_ranges",
-      "flowio_realm_policy",   "flowio_realm_stripe",
-      "ind_rd_buffer_size",    "romio_cb_fr_type",
-      "ind_wr_buffer_size",    "romio_no_indep_rw",
-      "romio_cb_fr_alignment", "romio_cb_pfr",
-      "romio_cb_read",         "romio_cb_write",
-      "romio_ds_read",         "romio_ds_write",
-      "striping_unit",
+      "cb_buffer_size",      "cb_nodes",
+      "flowio_aggregators",  "flowio_buffers_in_flight",
+      "flowio_compress",     "flowio_compress_min_bytes",
+      "flowio_direct_io",    "flowio_direct_threshold",
+      "flowio_durable",      "flowio_plan_cache",
+      "flowio_ds_mapping",   "flowio_ds_threshold",
+      "flowio_exchange",     "flowio_io_backend",
+      "flowio_lock",         "flowio_lock_ranges",
+      "flowio_mapped_io",    "flowio_realm_policy",
+      "flowio_realm_stripe", "ind_rd_buffer_size",
+      "ind_wr_buffer_size",  "romio_cb_fr_type",
+      "romio_no_indep_rw",   "romio_cb_fr_alignment",
+      "romio_cb_pfr",        "romio_cb_read",
+      "romio_cb_write",      "romio_ds_read",
+      "romio_ds_write",      "striping_unit",
   };
   return known.count(key) != 0;
 }

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <string>
 
 #include "flowio/error.h"
@@ -26,6 +27,9 @@ constexpr std::int64_t kMappingGrain = std::int64_t{2} << 20;
 // whole stays below this: a mapping's page tables cost memory (2 MiB per
 // GiB touched) and unmapping it costs time in proportion.
 constexpr std::int64_t kLargestExtended = std::int64_t{1} << 30;
+// Calls the mapping serves (store_resident, load_resident) before one of
+// them may move it to a range it does not cover.
+constexpr std::int64_t kCallsBeforeRemap = 64;
 
 // File systems on which all writers of a file share one page cache (see
 // the header). XFS and F2FS have no constant in <linux/magic.h>.
@@ -67,6 +71,12 @@ constexpr std::size_t kPrefetchAhead = 16;
 
 struct Copy {
   std::span<const WindowPiece> pieces;
+  char* base;
+  std::int64_t base_offset;
+};
+
+struct Resident {
+  std::span<const IoRequest> requests;
   char* base;
   std::int64_t base_offset;
 };
@@ -124,6 +134,128 @@ void FileMapping::note_access(std::int64_t begin, std::int64_t end) {
 void FileMapping::forget() {
   std::lock_guard lock(mutex_);
   unmap();
+  known_size_ = 0;
+}
+
+void FileMapping::forget_size() {
+  std::lock_guard lock(mutex_);
+  known_size_ = 0;
+}
+
+void FileMapping::note_transfer(std::int64_t begin, std::int64_t end) {
+  if (end <= begin) return;  // no byte moved: the file need not reach `begin`
+  std::lock_guard lock(mutex_);
+  known_size_ = std::max(known_size_, end);
+  touch(begin, end);
+}
+
+bool FileMapping::resident(std::span<const IoRequest> requests, int protection, bool loading) {
+  std::int64_t begin = std::numeric_limits<std::int64_t>::max();
+  std::int64_t end = 0;
+  for (const IoRequest& request : requests) {
+    if (request.bytes == 0) continue;
+    begin = std::min(begin, request.file_offset);
+    end = std::max(end, request.file_offset + static_cast<std::int64_t>(request.bytes));
+  }
+  if (end <= begin) return false;
+  // Bytes past the known size may lie past end of file, where a store is
+  // lost (in the last page) or raises SIGBUS, and a load must stop. Loads
+  // ask the file (one fstat) where they need more than is known: a read
+  // of a file opened for reading is usually a first access.
+  if (end > known_size_) {
+    struct stat info {};
+    if (!loading || ::fstat(fd_, &info) != 0) return false;
+    known_size_ = std::max<std::int64_t>(known_size_, info.st_size);
+    if (end > known_size_) return false;
+  }
+  // A first store to a page costs a write fault (the file system's
+  // page_mkwrite) on top of the copy, more than a pwrite: stores wait until
+  // the range was accessed once. A first load costs a read fault that maps
+  // the page's whole folio and its cached neighbours (fault-around), less
+  // than a pread per call for reads that walk through the file (bench/
+  // README.md, "bench/hdf5"): loads go through the mapping at once.
+  if (!loading &&
+      (touched_end_ <= touched_begin_ || begin < touched_begin_ || end > touched_end_)) {
+    return false;
+  }
+  // A range outside the kept mapping remaps it (munmap, mmap, and page
+  // faults again for everything mapped before; near ranges extend it,
+  // cover()). Calls that alternate between parts of the file too far
+  // apart to be mapped together would remap at every call: a call outside
+  // remaps only once more calls went outside than the mapping served
+  // since it was made, or kCallsBeforeRemap did; the others make system
+  // calls. So calls that moved on move the mapping after a call or two,
+  // and alternating ones move it at most once per kCallsBeforeRemap.
+  const bool covered = base_ != nullptr && (protection_ & protection) == protection &&
+                       base_offset_ <= begin &&
+                       end <= base_offset_ + static_cast<std::int64_t>(length_);
+  if (!covered && base_ != nullptr && calls_outside_ < kCallsBeforeRemap &&
+      calls_outside_ <= calls_served_) {
+    ++calls_outside_;
+    return false;
+  }
+  if (!cover(begin, end, protection)) return false;
+  ++calls_served_;
+  if (loading) touch(begin, end);
+  return true;
+}
+
+bool FileMapping::store_resident(std::span<const IoRequest> requests) {
+  std::lock_guard lock(mutex_);
+  if (!coherent_) coherent_ = coherent_for_mapped_stores(fd_);
+  if (!*coherent_ || !resident(requests, PROT_READ | PROT_WRITE, false)) return false;
+  Resident copy{requests, base_, base_offset_};
+  if (copy_catching_bus_errors(
+          [](void* context) {
+            const Resident& c = *static_cast<const Resident*>(context);
+            for (const IoRequest& request : c.requests) {
+              char* to = c.base + (request.file_offset - c.base_offset);
+              for (const iovec& piece : request.memory) {
+                std::memcpy(to, piece.iov_base, piece.iov_len);
+                to += piece.iov_len;
+              }
+            }
+          },
+          &copy)) {
+    return true;
+  }
+  // The file is shorter than thought (or a page failed): the caller's
+  // system call learns which, and note_transfer the size again.
+  known_size_ = 0;
+  return false;
+}
+
+bool FileMapping::load_resident(std::span<const IoRequest> requests) {
+  std::lock_guard lock(mutex_);
+  if (!loadable_) {
+    const int flags = ::fcntl(fd_, F_GETFL);
+    struct stat info {};
+    struct statfs system {};
+    loadable_ = flags >= 0 && (flags & O_DIRECT) == 0 && (flags & O_ACCMODE) != O_WRONLY &&
+                ::fstat(fd_, &info) == 0 && S_ISREG(info.st_mode) && ::fstatfs(fd_, &system) == 0 &&
+                shares_one_page_cache(static_cast<long>(system.f_type));
+    // Mapped for writing too where the descriptor allows it: a store
+    // after loads then finds the mapping it needs.
+    load_protection_ = (flags & O_ACCMODE) == O_RDWR ? PROT_READ | PROT_WRITE : PROT_READ;
+  }
+  if (!*loadable_ || !resident(requests, load_protection_, true)) return false;
+  Resident copy{requests, base_, base_offset_};
+  if (copy_catching_bus_errors(
+          [](void* context) {
+            const Resident& c = *static_cast<const Resident*>(context);
+            for (const IoRequest& request : c.requests) {
+              const char* from = c.base + (request.file_offset - c.base_offset);
+              for (const iovec& piece : request.memory) {
+                std::memcpy(piece.iov_base, from, piece.iov_len);
+                from += piece.iov_len;
+              }
+            }
+          },
+          &copy)) {
+    return true;
+  }
+  known_size_ = 0;
+  return false;
 }
 
 bool FileMapping::cover(std::int64_t begin, std::int64_t end, int protection) {
@@ -153,6 +285,8 @@ bool FileMapping::cover(std::int64_t begin, std::int64_t end, int protection) {
       ::mmap(nullptr, static_cast<std::size_t>(to - from), protection, MAP_SHARED, fd_, from);
   if (address == MAP_FAILED) return false;
   base_ = static_cast<char*>(address);
+  calls_served_ = 0;
+  calls_outside_ = 0;
   base_offset_ = from;
   length_ = static_cast<std::size_t>(to - from);
   protection_ = protection;
@@ -186,6 +320,7 @@ bool FileMapping::store(std::span<const WindowPiece> pieces) {
       &copy);
   if (!stored) throw_bus_error("storing data");
   touch(begin, end);
+  known_size_ = std::max(known_size_, end);  // fallocate extended it
   return true;
 }
 
@@ -233,6 +368,7 @@ std::optional<std::int64_t> FileMapping::load(std::span<const WindowPiece> piece
       &load);
   if (!copied) throw_bus_error("loading data");
   touch(begin, end);
+  known_size_ = std::max(known_size_, size);
   std::int64_t before_end = 0;
   for (const WindowPiece& piece : pieces.first(inside)) {
     before_end += std::min(piece.length, end - piece.offset);

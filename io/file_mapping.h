@@ -44,6 +44,7 @@
 #include <optional>
 #include <span>
 
+#include "io/storage_backend.h"
 #include "io/window_piece.h"
 
 namespace flowio::io {
@@ -79,8 +80,37 @@ class FileMapping {
   // brought in.
   std::optional<std::int64_t> load(std::span<const WindowPiece> pieces);
 
-  // Drops the kept mapping (for example after the file was truncated).
+  // Small rewrites and reads (io/mapped_backend.h): moves every request
+  // (each one range of the file, not overlapping each other) through the
+  // kept mapping, when each lies inside the file as far as transfers
+  // through this object have seen it (note_transfer, stores, loads; loads
+  // also ask the file's size where they need more: the file may have
+  // grown since, never shrunk unless forget() or forget_size() was called
+  // in between, see mapped_backend.h), and the file system keeps one page
+  // cache for all processes (stores: also a read-write descriptor,
+  // coherent_for_mapped_stores). Stores also need the range accessed
+  // before (accessed_before: its pages are most likely in the page cache
+  // and mapped, so the copy is the whole cost). Returns false
+  // when any of that does not hold, having moved nothing, or when a page
+  // could not be brought in (SIGBUS: the file shrank meanwhile, a device
+  // error, no space for a hole's block): some bytes may have moved then,
+  // and the caller moves all of them again by a system call, which
+  // reports the error if there is one.
+  bool store_resident(std::span<const IoRequest> requests);
+  bool load_resident(std::span<const IoRequest> requests);
+  // Notes a transfer of [begin, end) made without the mapping, after it
+  // succeeded: the file was at least `end` bytes long then (a write, or a
+  // read that returned every byte), and the range counts as accessed.
+  void note_transfer(std::int64_t begin, std::int64_t end);
+  // The descriptor the mapping maps.
+  int fd() const noexcept { return fd_; }
+
+  // Drops the kept mapping and what is known of the file's size (for
+  // example after the file was truncated).
   void forget();
+  // Drops only what is known of the file's size: at a sync, where another
+  // handle's truncation becomes visible to this one (MPI 4.0, 14.6.1).
+  void forget_size();
 
   // Whether [begin, end) lies inside the part of the file that accesses
   // have gone through since the mapping was made (stores, loads, and
@@ -111,6 +141,21 @@ class FileMapping {
   std::int64_t touched_begin_ = 0;
   std::int64_t touched_end_ = 0;
   void touch(std::int64_t begin, std::int64_t end);
+  // A length the file had at some point since the last forget: every
+  // byte before it exists unless someone shrank the file since.
+  std::int64_t known_size_ = 0;
+  // Since the last mmap: calls store_resident and load_resident served,
+  // and calls they refused for lying outside the mapping.
+  std::int64_t calls_served_ = 0;
+  std::int64_t calls_outside_ = 0;
+  // Whether loads may go through a mapping of this descriptor (a regular
+  // file, not O_DIRECT, not write-only, one page cache for all), asked at
+  // the first resident load.
+  std::optional<bool> loadable_;
+  int load_protection_ = 0;
+  // The checks and the mapping store_resident and load_resident share;
+  // false when the requests cannot be served. Called with mutex_ held.
+  bool resident(std::span<const IoRequest> requests, int protection, bool loading);
 };
 
 }  // namespace flowio::io

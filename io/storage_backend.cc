@@ -55,8 +55,9 @@ void set_backend_wrapper(BackendWrapper wrapper) noexcept {
   backend_wrapper.store(wrapper, std::memory_order_relaxed);
 }
 
-std::unique_ptr<StorageBackend> make_storage_backend(BackendKind kind) {
+std::unique_ptr<StorageBackend> make_storage_backend(BackendKind kind, const BackendLayer& layer) {
   std::unique_ptr<StorageBackend> backend = make_unwrapped(kind);
+  if (layer) backend = layer(std::move(backend));
   if (const BackendWrapper wrapper = backend_wrapper.load(std::memory_order_relaxed)) {
     return wrapper(std::move(backend));
   }

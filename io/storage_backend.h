@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -48,12 +49,19 @@ class StorageBackend {
 
 enum class BackendKind { automatic, io_uring, posix };
 
+// A backend of flowio's own over the one chosen (mapped_backend.h).
+using BackendLayer =
+    std::function<std::unique_ptr<StorageBackend>(std::unique_ptr<StorageBackend>)>;
+
 // Chooses and creates a backend. `automatic` takes io_uring when this
 // kernel lets a ring be created and POSIX otherwise; the environment
 // variable FLOWIO_IO_BACKEND=posix (or =io_uring) overrides `automatic`.
 // Asking for io_uring explicitly where the kernel refuses it throws
-// UsageError(unsupported).
-std::unique_ptr<StorageBackend> make_storage_backend(BackendKind kind = BackendKind::automatic);
+// UsageError(unsupported). `layer`, if given, is put over the chosen
+// backend, under a test's wrapper (set_backend_wrapper), so that injected
+// faults reach the calls the layer would serve itself.
+std::unique_ptr<StorageBackend> make_storage_backend(BackendKind kind = BackendKind::automatic,
+                                                     const BackendLayer& layer = {});
 
 // A test program's hook around every backend make_storage_backend creates:
 // test-only code (io/fault_injection.h) installs one to inject faults;

@@ -22,6 +22,14 @@
 //                            descriptor (DMA, no copy through the page cache);
 //                            the others stay buffered. Reported "disable"
 //                            where the file system refuses O_DIRECT.
+//   flowio_mapped_io         "enable" (default) or "disable": small calls
+//                            (up to 1 MiB) inside the file that read, or
+//                            rewrite a part of the file accessed before, load
+//                            from or store into a kept shared mapping of the
+//                            file instead of making a system call, on file
+//                            systems with one page cache for all processes
+//                            (ext4, xfs, btrfs, tmpfs, f2fs; not NFS). Never
+//                            with flowio_direct_io.
 // Collective I/O
 //   cb_buffer_size           bytes of file each aggregator handles per buffer
 //                            iteration (default 16 MiB).
