@@ -81,12 +81,15 @@ tools/check_layering.sh || status=1
 phase "build and run every test"
 run_tests plain //...
 
-# One test at a time: sanitized multi-rank tests are ten times slower, and
-# two of them side by side oversubscribe the 2 cores several times over.
-# Expected failures are left out: they wait out a deadline to show a hang,
-# which says nothing about memory errors.
+# Single-process tests side by side; multi-rank ones one at a time:
+# sanitized multi-rank tests are ten times slower, and two of them side by
+# side oversubscribe the 2 cores several times over. Their 4-rank variants
+# run here only where a test asks (sanitized_ranks, tests/support/
+# mpi_test.bzl). Expected failures are left out: they wait out a deadline
+# to show a hang, which says nothing about memory errors.
 phase "the tests again under AddressSanitizer + UndefinedBehaviorSanitizer"
-run_tests asan --config=asan --local_test_jobs=1 --test_tag_filters=-expected_failure //tests/...
+run_tests asan --config=asan --test_tag_filters=-expected_failure,-mpi //tests/...
+run_tests asan-mpi --config=asan --local_test_jobs=1 --test_tag_filters=mpi,-expected_failure,-not_sanitized //tests/...
 
 # The install check runs outside Bazel (it installs, then builds with
 # mpicxx/mpicc as a user would); it counts as one test.

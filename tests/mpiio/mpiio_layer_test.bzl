@@ -2,15 +2,17 @@
 
 load("@rules_cc//cc:defs.bzl", "cc_binary")
 load("//tests/support:expected_failures.bzl", "EXPECTED_FAILURES")
+load("//tests/support:mpi_test.bzl", "SANITIZED_RANKS", "rank_tags")
 
 _LAYER = "//api/mpiio:libflowio_mpiio.so"
 
-def mpiio_layer_test(name, ranks = [2], size = "medium"):
+def mpiio_layer_test(name, ranks = [2], size = "medium", sanitized_ranks = SANITIZED_RANKS):
     """Builds the C program `name`.c and a test `name`_<N>ranks per N.
 
     Each test runs the program under mpiexec on N ranks twice, against
     MPICH's own MPI-IO and with the layer preloaded, and fails unless both
-    runs succeed and agree (run_with_and_without_layer.sh).
+    runs succeed and agree (run_with_and_without_layer.sh). Only the rank
+    counts in sanitized_ranks run again under --config=asan.
     """
     cc_binary(
         name = name,
@@ -38,10 +40,10 @@ def mpiio_layer_test(name, ranks = [2], size = "medium"):
                 "//tests/support:mpi_runner_setup.sh",
             ],
             size = size,
-            tags = ["mpi"],
+            tags = rank_tags(n, sanitized_ranks),
         )
 
-def mpiio_layer_only_test(name, ranks = [2], size = "medium", expected_failure_ranks = None, deps = [], tags = [], layer = _LAYER):
+def mpiio_layer_only_test(name, ranks = [2], size = "medium", expected_failure_ranks = None, deps = [], tags = [], layer = _LAYER, sanitized_ranks = SANITIZED_RANKS):
     """Builds the C program `name`.c and a test `name`_<N>ranks per N.
 
     Each test runs the program on N ranks with the layer preloaded, alone
@@ -51,6 +53,7 @@ def mpiio_layer_only_test(name, ranks = [2], size = "medium", expected_failure_r
     `name`_xfail_<case>_<N>ranks (--only=<case>) through
     expected_failure.sh, for each N in expected_failure_ranks (default:
     `ranks`). `layer` is the layer to preload (a test build of it, say).
+    Only the rank counts in sanitized_ranks run again under --config=asan.
     """
     cc_binary(
         name = name,
@@ -77,7 +80,7 @@ def mpiio_layer_only_test(name, ranks = [2], size = "medium", expected_failure_r
             args = [str(n), "$(location :%s)" % name, "$(location %s)" % layer] + skipped,
             data = data,
             size = size,
-            tags = tags + ["mpi"],
+            tags = tags + rank_tags(n, sanitized_ranks),
         )
         if expected_failure_ranks != None and n not in expected_failure_ranks:
             continue

@@ -8,7 +8,18 @@ _RUN_DATA = [
     "//tests/support:mpi_runner_setup.sh",
 ]
 
-def mpi_test(name, srcs, deps = [], ranks = [1, 2, 4], args = [], env_by_ranks = {}, size = "medium", tags = [], expected_failure_ranks = None):
+# The rank counts whose tests also run under --config=asan (tools/test.sh
+# leaves out tests tagged "not_sanitized"). Four sanitized ranks on two
+# cores run five to ten times longer than two and exercise the same code, so
+# only the tests whose paths change with more than two processes (aggregator
+# subsets, lock queues) ask for 4 through their own sanitized_ranks.
+SANITIZED_RANKS = [1, 2]
+
+def rank_tags(n, sanitized_ranks):
+    """The tags of a multi-rank test run on `n` ranks."""
+    return ["mpi"] + ([] if n in sanitized_ranks else ["not_sanitized"])
+
+def mpi_test(name, srcs, deps = [], ranks = [1, 2, 4], args = [], env_by_ranks = {}, size = "medium", tags = [], expected_failure_ranks = None, sanitized_ranks = SANITIZED_RANKS):
     """Builds `name`_bin and a test `name`_<N>ranks for each N in `ranks`.
 
     Every test runs the same binary under mpiexec with N ranks; the job
@@ -16,7 +27,8 @@ def mpi_test(name, srcs, deps = [], ranks = [1, 2, 4], args = [], env_by_ranks =
     environment variables for that test. Test cases listed for this test in
     expected_failures.bzl are left out of `name`_<N>ranks and run each as
     `name`_xfail_<case>_<N>ranks through expected_failure.sh, for each N in
-    expected_failure_ranks (default: `ranks`).
+    expected_failure_ranks (default: `ranks`). Only the rank counts in
+    sanitized_ranks run again under --config=asan.
     """
     cc_binary(
         name = name + "_bin",
@@ -34,7 +46,7 @@ def mpi_test(name, srcs, deps = [], ranks = [1, 2, 4], args = [], env_by_ranks =
             data = [":" + name + "_bin"] + _RUN_DATA,
             env = env_by_ranks.get(n, {}),
             size = size,
-            tags = tags + ["mpi"],
+            tags = tags + rank_tags(n, sanitized_ranks),
         )
         if expected_failure_ranks != None and n not in expected_failure_ranks:
             continue
