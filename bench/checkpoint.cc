@@ -10,7 +10,12 @@
 //
 // Usage: mpiexec -n N bazel-bin/bench/checkpoint [--vars=4] [--mib=256]
 //   [--sync=0|1] [--op=both|write|read] [--reps=5] [--dir=$TMPDIR]
-//   [--datarep=native|external32]
+//   [--datarep=native|external32] [--grid=XxYxZ]
+//
+// --grid sets the process grid (x slowest; its product must be the rank
+// count) instead of MPI_Dims_create's: --grid=1x1x2 splits the array along
+// z, the fastest dimension, so each rank's part of a variable is many runs
+// of half a row, where MPI_Dims_create's 2x1x1 leaves one run per variable.
 //
 // --datarep sets both sides' views in that data representation and adds
 // flowio in native, timed in the same run ("vs_native").
@@ -19,6 +24,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdio>
 #include <stdexcept>
 #include <string>
 
@@ -40,6 +46,7 @@ int main(int argc, char** argv) {
         const bench::AccessSettings settings = bench::access_settings(options);
         const std::int64_t vars = options.integer("vars", 4);
         const std::int64_t mib = options.integer("mib", 256);
+        const std::string grid_text = options.text("grid", "");
         options.finish();
         if (vars < 1 || mib < 1) throw std::invalid_argument("--vars and --mib must be positive");
 
@@ -47,7 +54,14 @@ int main(int argc, char** argv) {
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
         MPI_Comm_size(MPI_COMM_WORLD, &ranks);
         int grid[3] = {0, 0, 0};
-        flowio::check_mpi(MPI_Dims_create(ranks, 3, grid), "MPI_Dims_create");
+        if (grid_text.empty()) {
+          flowio::check_mpi(MPI_Dims_create(ranks, 3, grid), "MPI_Dims_create");
+        } else if (std::sscanf(grid_text.c_str(), "%dx%dx%d", &grid[0], &grid[1], &grid[2]) != 3 ||
+                   grid[0] < 1 || grid[1] < 1 || grid[2] < 1 ||
+                   grid[0] * grid[1] * grid[2] != ranks) {
+          throw std::invalid_argument("--grid must be XxYxZ with X*Y*Z = " + std::to_string(ranks) +
+                                      ", got " + grid_text);
+        }
         const double cells_per_rank = mib * 1048576.0 / (8.0 * static_cast<double>(vars) * ranks);
         const int edge = std::max(1, static_cast<int>(std::lround(std::cbrt(cells_per_rank))));
         const int coordinates[3] = {rank / (grid[1] * grid[2]), rank / grid[2] % grid[1],
