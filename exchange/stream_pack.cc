@@ -150,6 +150,31 @@ void pack_reversing(const core::MemoryLayout& memory, std::int64_t from, std::in
        });
 }
 
+// unpack_stream_reversing for a unit known at compile time. The message
+// holds whole units, so a unit that a memory piece begins or ends inside
+// is reversed whole from the message and the piece takes its part.
+template <int Unit>
+void unpack_reversing(const core::MemoryLayout& memory, std::int64_t from, std::int64_t bytes,
+                      const char* source) {
+  walk(memory, from, bytes, [source](char* address, std::int64_t at, std::int64_t length) {
+    char unit[Unit];
+    if (const std::int64_t phase = at % Unit; phase > 0) {
+      core::reverse_units_of<Unit>(source + at - phase, unit, 1);
+      const std::int64_t take = std::min(Unit - phase, length);
+      std::memcpy(address, unit + phase, static_cast<std::size_t>(take));
+      address += take;
+      at += take;
+      length -= take;
+    }
+    const std::int64_t whole = length / Unit;
+    core::reverse_units_of<Unit>(source + at, address, whole);
+    if (const std::int64_t rest = length - whole * Unit; rest > 0) {
+      core::reverse_units_of<Unit>(source + at + whole * Unit, unit, 1);
+      std::memcpy(address + whole * Unit, unit, static_cast<std::size_t>(rest));
+    }
+  });
+}
+
 }  // namespace
 
 void pack_stream_reversing(const core::MemoryLayout& memory, std::int64_t from, std::int64_t bytes,
@@ -178,6 +203,20 @@ void unpack_stream(const core::MemoryLayout& memory, std::int64_t from, std::int
   walk(memory, from, bytes, [source](char* address, std::int64_t at, std::int64_t length) {
     copy_piece(address, source + at, length);
   });
+}
+
+void unpack_stream_reversing(const core::MemoryLayout& memory, std::int64_t from,
+                             std::int64_t bytes, std::int64_t unit, const char* source) {
+  switch (unit) {
+    case 2:
+      return unpack_reversing<2>(memory, from, bytes, source);
+    case 4:
+      return unpack_reversing<4>(memory, from, bytes, source);
+    case 8:
+      return unpack_reversing<8>(memory, from, bytes, source);
+    default:
+      return unpack_reversing<16>(memory, from, bytes, source);
+  }
 }
 
 }  // namespace flowio::exchange

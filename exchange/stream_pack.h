@@ -26,4 +26,11 @@ void pack_stream_reversing(const core::MemoryLayout& memory, std::int64_t from, 
 void unpack_stream(const core::MemoryLayout& memory, std::int64_t from, std::int64_t bytes,
                    const char* source);
 
+// unpack_stream reversing the byte order of every `unit`-byte unit on
+// the way, as pack_stream_reversing: reads the external32 bytes of such a
+// stream into memory in one pass. `from` and `bytes` are multiples of
+// `unit`.
+void unpack_stream_reversing(const core::MemoryLayout& memory, std::int64_t from,
+                             std::int64_t bytes, std::int64_t unit, const char* source);
+
 }  // namespace flowio::exchange

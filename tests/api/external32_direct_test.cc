@@ -1,12 +1,13 @@
-// Direct collective external32 writes from noncontiguous memory (ncio's
-// nc-c case: each rank writes its own part of the file itself), which
-// reverse the units of the data in the gather into the staging chunk
-// (runtime/direct_stages.cc, exchange/stream_pack.h): the file must hold
-// the standard's encoding (MPI 4.1, 14.5.2: big-endian, complex types as
-// two parts), encoded here independently of flowio, for every unit size,
-// for parts of several staging chunks and for chunks that the window size
-// cuts anywhere, into contiguous and holed views; and the data must read
-// back.
+// Direct collective external32 writes and reads with noncontiguous memory
+// (ncio's nc-c case: each rank accesses its own part of the file itself),
+// which reverse the units of the data in the gather into the staging
+// chunk, or in the scatter out of it (runtime/direct_stages.cc,
+// exchange/stream_pack.h). The file must hold the standard's encoding
+// (MPI 4.1, 14.5.2: big-endian, complex types as two parts), encoded here
+// independently of flowio, for every unit size, for parts of several
+// staging chunks, for chunks that the window size cuts anywhere, and into
+// holed views; the data must read back; and a read that meets end of file
+// inside an element delivers the whole elements before it only.
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <mpi.h>
@@ -219,4 +220,57 @@ TEST_CASE("Api.External32Direct.HoledFileView") {
     c.hints = with(kDirect, "cb_buffer_size", "4096");
     check_case(element, c, "holed_view");
   }
+}
+
+// A direct read into strided memory that meets end of file inside an
+// element (the second unit of a complex double): the whole elements before
+// it arrive, reversed, and the rest of memory is left as it was, also when
+// the window size cuts the stream into chunks that split elements.
+TEST_CASE("Api.External32Direct.ReadStopsAtWholeElements") {
+  const int rank = world_rank();
+  constexpr int kElements = 1000, kSize = 16;
+  const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, "e32_direct_short_read");
+  if (rank == 0) {
+    // kElements complex doubles in external32, then half of one more.
+    Bytes file_bytes;
+    for (int i = 0; i <= kElements; ++i) {
+      for (int part = 0; part < 2; ++part) {
+        for (int b = 0; b < 8; ++b) file_bytes.push_back(byte_of(0, i, part * 8 + 7 - b));
+      }
+    }
+    file_bytes.resize(file_bytes.size() - 8);
+    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    REQUIRE(fd >= 0);
+    REQUIRE(::pwrite(fd, file_bytes.data(), file_bytes.size(), 0) ==
+            static_cast<ssize_t>(file_bytes.size()));
+    ::close(fd);
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  constexpr int kWanted = kElements + 4;
+  MPI_Datatype memory_type;
+  MPI_Type_vector(kWanted, 1, 2, MPI_C_DOUBLE_COMPLEX, &memory_type);
+  MPI_Type_commit(&memory_type);
+  for (const char* window : {"40", "16777216"}) {
+    CAPTURE(window);
+    flowio::File file = flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::rdonly,
+                                           with(kDirect, "cb_buffer_size", window));
+    file.set_view(0, MPI_C_DOUBLE_COMPLEX, MPI_C_DOUBLE_COMPLEX, {}, "external32");
+    Bytes memory(static_cast<std::size_t>(2 * kWanted * kSize), 0xEE);
+    CHECK(file.read_at_all(0, memory.data(), 1, memory_type) ==
+          static_cast<std::size_t>(kElements * kSize));
+    CHECK(file.statistics().back().method == "direct");
+    Bytes expected(memory.size(), 0xEE);
+    for (int i = 0; i < kElements; ++i) {
+      for (int b = 0; b < kSize; ++b)
+        expected[static_cast<std::size_t>(2 * i * kSize + b)] = byte_of(0, i, b);
+    }
+    std::size_t first_difference = 0;
+    while (first_difference < memory.size() &&
+           memory[first_difference] == expected[first_difference])
+      ++first_difference;
+    CHECK(first_difference == memory.size());
+    file.close();
+  }
+  MPI_Type_free(&memory_type);
+  MPI_Barrier(MPI_COMM_WORLD);
 }
