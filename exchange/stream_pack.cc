@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "runtime/core/byte_order.h"
+
 namespace flowio::exchange {
 namespace {
 
@@ -120,7 +122,74 @@ inline void copy_piece(char* to, const char* from, std::int64_t length) {
   }
 }
 
+// pack_stream_reversing for a unit known at compile time: a piece of
+// whole units is reversed straight into the message; the bytes of a unit
+// that a piece ends inside wait in `split` for the pieces that complete it.
+template <int Unit>
+void pack_reversing(const core::MemoryLayout& memory, std::int64_t from, std::int64_t bytes,
+                    char* destination) {
+  char split[Unit];
+  std::int64_t split_bytes = 0;
+  walk(memory, from, bytes,
+       [destination, &split, &split_bytes](char* address, std::int64_t at, std::int64_t length) {
+         if (split_bytes > 0) {
+           const std::int64_t take = std::min(Unit - split_bytes, length);
+           std::memcpy(split + split_bytes, address, static_cast<std::size_t>(take));
+           split_bytes += take;
+           address += take;
+           at += take;
+           length -= take;
+           if (split_bytes < Unit) return;
+           core::reverse_units_of<Unit>(split, destination + at - Unit, 1);
+           split_bytes = 0;
+         }
+         const std::int64_t whole = length / Unit;
+         core::reverse_units_of<Unit>(address, destination + at, whole);
+         split_bytes = length - whole * Unit;
+         std::memcpy(split, address + whole * Unit, static_cast<std::size_t>(split_bytes));
+       });
+}
+
+// unpack_stream_reversing for a unit known at compile time. The message
+// holds whole units, so a unit that a memory piece begins or ends inside
+// is reversed whole from the message and the piece takes its part.
+template <int Unit>
+void unpack_reversing(const core::MemoryLayout& memory, std::int64_t from, std::int64_t bytes,
+                      const char* source) {
+  walk(memory, from, bytes, [source](char* address, std::int64_t at, std::int64_t length) {
+    char unit[Unit];
+    if (const std::int64_t phase = at % Unit; phase > 0) {
+      core::reverse_units_of<Unit>(source + at - phase, unit, 1);
+      const std::int64_t take = std::min(Unit - phase, length);
+      std::memcpy(address, unit + phase, static_cast<std::size_t>(take));
+      address += take;
+      at += take;
+      length -= take;
+    }
+    const std::int64_t whole = length / Unit;
+    core::reverse_units_of<Unit>(source + at, address, whole);
+    if (const std::int64_t rest = length - whole * Unit; rest > 0) {
+      core::reverse_units_of<Unit>(source + at + whole * Unit, unit, 1);
+      std::memcpy(address + whole * Unit, unit, static_cast<std::size_t>(rest));
+    }
+  });
+}
+
 }  // namespace
+
+void pack_stream_reversing(const core::MemoryLayout& memory, std::int64_t from, std::int64_t bytes,
+                           std::int64_t unit, char* destination) {
+  switch (unit) {
+    case 2:
+      return pack_reversing<2>(memory, from, bytes, destination);
+    case 4:
+      return pack_reversing<4>(memory, from, bytes, destination);
+    case 8:
+      return pack_reversing<8>(memory, from, bytes, destination);
+    default:
+      return pack_reversing<16>(memory, from, bytes, destination);
+  }
+}
 
 void pack_stream(const core::MemoryLayout& memory, std::int64_t from, std::int64_t bytes,
                  char* destination) {
@@ -134,6 +203,20 @@ void unpack_stream(const core::MemoryLayout& memory, std::int64_t from, std::int
   walk(memory, from, bytes, [source](char* address, std::int64_t at, std::int64_t length) {
     copy_piece(address, source + at, length);
   });
+}
+
+void unpack_stream_reversing(const core::MemoryLayout& memory, std::int64_t from,
+                             std::int64_t bytes, std::int64_t unit, const char* source) {
+  switch (unit) {
+    case 2:
+      return unpack_reversing<2>(memory, from, bytes, source);
+    case 4:
+      return unpack_reversing<4>(memory, from, bytes, source);
+    case 8:
+      return unpack_reversing<8>(memory, from, bytes, source);
+    default:
+      return unpack_reversing<16>(memory, from, bytes, source);
+  }
 }
 
 }  // namespace flowio::exchange

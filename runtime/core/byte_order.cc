@@ -3,46 +3,17 @@
 #include <cstring>
 
 namespace flowio::core {
-namespace {
-
-// Loads and stores go through memcpy (no alignment needed); the compiler
-// turns the loops into vector shuffles.
-template <int N>
-void reverse_fixed(const char* from, char* to, std::int64_t count) {
-  for (std::int64_t i = 0; i < count; ++i) {
-    if constexpr (N == 2) {
-      std::uint16_t v;
-      std::memcpy(&v, from + 2 * i, 2);
-      v = __builtin_bswap16(v);
-      std::memcpy(to + 2 * i, &v, 2);
-    } else if constexpr (N == 4) {
-      std::uint32_t v;
-      std::memcpy(&v, from + 4 * i, 4);
-      v = __builtin_bswap32(v);
-      std::memcpy(to + 4 * i, &v, 4);
-    } else if constexpr (N == 8) {
-      std::uint64_t v;
-      std::memcpy(&v, from + 8 * i, 8);
-      v = __builtin_bswap64(v);
-      std::memcpy(to + 8 * i, &v, 8);
-    } else {
-      for (int b = 0; b < N; ++b) to[N * i + b] = from[N * i + N - 1 - b];
-    }
-  }
-}
-
-}  // namespace
 
 void reverse_units(std::int64_t unit, const char* from, char* to, std::int64_t count) {
   switch (unit) {
     case 2:
-      return reverse_fixed<2>(from, to, count);
+      return reverse_units_of<2>(from, to, count);
     case 4:
-      return reverse_fixed<4>(from, to, count);
+      return reverse_units_of<4>(from, to, count);
     case 8:
-      return reverse_fixed<8>(from, to, count);
+      return reverse_units_of<8>(from, to, count);
     default:
-      return reverse_fixed<16>(from, to, count);
+      return reverse_units_of<16>(from, to, count);
   }
 }
 

@@ -10,8 +10,45 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 
 namespace flowio::core {
+
+// reverse_units for a unit known at compile time (2, 4, 8 or 16), inline:
+// for callers that reverse many short runs (a gather of small memory
+// pieces), where a call and a dispatch per run would cost more than the
+// run. Loads and stores go through memcpy (no alignment needed); the
+// compiler turns the loops into shuffles.
+template <int Unit>
+inline void reverse_units_of(const char* from, char* to, std::int64_t count) {
+  static_assert(Unit == 2 || Unit == 4 || Unit == 8 || Unit == 16);
+  for (std::int64_t i = 0; i < count; ++i) {
+    if constexpr (Unit == 2) {
+      std::uint16_t v;
+      std::memcpy(&v, from + 2 * i, 2);
+      v = __builtin_bswap16(v);
+      std::memcpy(to + 2 * i, &v, 2);
+    } else if constexpr (Unit == 4) {
+      std::uint32_t v;
+      std::memcpy(&v, from + 4 * i, 4);
+      v = __builtin_bswap32(v);
+      std::memcpy(to + 4 * i, &v, 4);
+    } else if constexpr (Unit == 8) {
+      std::uint64_t v;
+      std::memcpy(&v, from + 8 * i, 8);
+      v = __builtin_bswap64(v);
+      std::memcpy(to + 8 * i, &v, 8);
+    } else {
+      std::uint64_t low, high;
+      std::memcpy(&low, from + 16 * i, 8);
+      std::memcpy(&high, from + 16 * i + 8, 8);
+      low = __builtin_bswap64(low);
+      high = __builtin_bswap64(high);
+      std::memcpy(to + 16 * i, &high, 8);
+      std::memcpy(to + 16 * i + 8, &low, 8);
+    }
+  }
+}
 
 // Copies `count` units of `unit` bytes (2, 4, 8 or 16) from `from` to `to`,
 // the bytes of each in reverse order. The buffers do not overlap; neither

@@ -1,6 +1,7 @@
 // Stream packing: pack_stream and unpack_stream of any range of a typed
 // buffer's stream agree with MPI_Pack and MPI_Unpack of the whole buffer,
-// and touch nothing outside the range.
+// and touch nothing outside the range; pack_stream_reversing and
+// unpack_stream_reversing do the same with every unit reversed.
 #include <doctest/doctest.h>
 #include <mpi.h>
 
@@ -83,6 +84,46 @@ void check_type(MPI_Datatype type, int count, std::mt19937_64& rng) {
     CHECK(std::equal(message.begin() + 1, message.end() - 1, packed.begin() + from));
     CHECK(message.front() == '\x5a');
     CHECK(message.back() == '\x5a');
+
+    // Reversing units on the way: the packed bytes, each unit reversed, for
+    // the unit-aligned part of the range (units cross memory pieces here).
+    for (const std::int64_t unit : {2, 4, 8, 16}) {
+      CAPTURE(unit);
+      const std::int64_t unit_from = (from + unit - 1) / unit * unit;
+      const std::int64_t unit_bytes =
+          std::max<std::int64_t>(0, from + bytes - unit_from) / unit * unit;
+      std::vector<char> reversed(static_cast<std::size_t>(unit_bytes) + 2, '\x5a');
+      flowio::exchange::pack_stream_reversing(memory, unit_from, unit_bytes, unit,
+                                              reversed.data() + 1);
+      std::vector<char> want(static_cast<std::size_t>(unit_bytes));
+      for (std::int64_t i = 0; i < unit_bytes; ++i) {
+        const std::int64_t unit_begin = unit_from + i / unit * unit;
+        want[static_cast<std::size_t>(i)] =
+            packed[static_cast<std::size_t>(unit_begin + unit - 1 - i % unit)];
+      }
+      CHECK(std::equal(reversed.begin() + 1, reversed.end() - 1, want.begin()));
+      CHECK(reversed.front() == '\x5a');
+      CHECK(reversed.back() == '\x5a');
+
+      // And back: random units unpacked reversing land as MPI_Unpack puts
+      // them reversed.
+      std::vector<char> units(static_cast<std::size_t>(unit_bytes));
+      for (char& byte : units) byte = static_cast<char>(rng());
+      TypedBuffer got = original;
+      flowio::exchange::unpack_stream_reversing(MemoryLayout{&flat, count, got.address()},
+                                                unit_from, unit_bytes, unit, units.data());
+      std::vector<char> stream = packed;
+      for (std::int64_t i = 0; i < unit_bytes; ++i) {
+        const std::int64_t unit_begin = i / unit * unit;
+        stream[static_cast<std::size_t>(unit_from + i)] =
+            units[static_cast<std::size_t>(unit_begin + unit - 1 - i % unit)];
+      }
+      TypedBuffer expected = original;
+      position = 0;
+      MPI_Unpack(stream.data(), static_cast<int>(total), &position, expected.origin(), count, type,
+                 MPI_COMM_SELF);
+      CHECK(got.bytes() == expected.bytes());
+    }
 
     // Unpack random bytes into a copy; MPI_Unpack of the whole stream,
     // with those bytes in the range, gives the expected buffer.
