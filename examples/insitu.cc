@@ -39,8 +39,8 @@
 // another. A rank's view is its block (MPI_Type_create_subarray over the
 // global array), which tiles once per variable; its memory is contiguous,
 // variable after variable. Slots 0 .. steps-1 hold the loop's checkpoints,
-// the next ones the blocking writes timed for t_io, the last three the
-// writes that size the step.
+// slot `steps` takes the blocking writes timed for t_io and those that
+// size the step (its blocks are given back after each).
 //
 // Measurement (measured_rounds.h): `steps` rounds, each timing one after
 // another a blocking checkpoint write (t_io), a step with the checkpoint
@@ -58,8 +58,9 @@
 // progress and I/O threads) during the steps with a write in flight. Then
 // the statistics of flowio's last checkpoint write
 // (File::statistics().back()) on rank 0. A step is as many stencil sweeps
-// as take about twice as long as one blocking flowio write, unless --sweeps
-// says.
+// as take about four times as long as a blocking flowio write (a
+// nonblocking write hands work between threads and processes, each hand-off
+// waiting for a core), unless --sweeps says.
 //
 // Usage: mpiexec -n 4 bazel-bin/examples/insitu [--mib=80] [--steps=9]
 //   [--sweeps=0 (0: automatic)] [--durable=1] [--direct=1]
@@ -71,6 +72,7 @@
 // --trace. The data files are removed at the end; the trace stays. Exit
 // code: 0 when every checkpoint reads back bit-exact, 1 when one does not
 // or an error occurs, 2 for bad options.
+#include <fcntl.h>
 #include <mpi.h>
 #include <unistd.h>
 
@@ -123,6 +125,29 @@ class RemovedAtEnd {
   int rank_ = 0;
 };
 
+// How many blocking checkpoint writes a step lasts, unless --sweeps says.
+constexpr double kStepPerWrite = 4;
+
+// Gives the file blocks of `bytes` at `offset` of `path` back to the file
+// system (a hole reads as zeros). Where the file system cannot punch
+// holes, the next write into the range rewrites blocks instead of
+// allocating them, which costs it less: the demo says so.
+void release_file_range(const std::string& path, std::int64_t offset, std::int64_t bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY);
+  // The hole is made durable here, untimed: otherwise the next durable
+  // write's sync would commit the freeing of the blocks too.
+  const bool released =
+      fd >= 0 && fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, offset, bytes) == 0 &&
+      fsync(fd) == 0;
+  if (fd >= 0) ::close(fd);
+  static bool told = false;
+  if (!released && !told) {
+    told = true;
+    std::fprintf(stderr, "insitu: cannot punch a hole in %s: blocking writes rewrite blocks\n",
+                 path.c_str());
+  }
+}
+
 // The side of the cube grid, a multiple of 32 (every x-plane of doubles is
 // then a multiple of 8 KiB), whose checkpoint comes closest to `mib`.
 int global_size_for(std::int64_t mib) {
@@ -171,27 +196,44 @@ bool run(const InsituOptions& options, const std::string& trace_path) {
   FlowioCheckpointWriter flowio_writer(file, count);
   MpichCheckpointWriter mpich_writer(mpich.get(), count, options.durable);
 
-  // A step lasts about twice a blocking flowio write (the median of
-  // three, into the last slots), so that the write can end before the
-  // step does.
+  // The scratch slot (number `steps`) takes the blocking writes that are
+  // timed; giving its blocks back after each (rank 0 punches a hole) makes
+  // the next one allocate blocks as the loop's writes do, and keeps the
+  // files at steps + 1 checkpoints.
+  const auto scratch_releaser = [&](const std::string& path) {
+    return [&, path] {
+      if (rank == 0)
+        release_file_range(path, options.steps * report.checkpoint_bytes, report.checkpoint_bytes);
+      check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+    };
+  };
+  const auto release_flowio_scratch = scratch_releaser(report.flowio_path);
+  const auto release_mpich_scratch = scratch_releaser(report.mpich_path);
+
+  // A step lasts about kStepPerWrite blocking flowio writes (the median of
+  // three), so that the write, with the hand-offs between threads and
+  // processes that a nonblocking write makes, can end before the step does.
   report.sweeps = options.sweeps;
   if (report.sweeps == 0) {
     simulation.reset();
     simulation.save(checkpoint);
     std::vector<double> io_samples;
-    for (std::int64_t slot = 2 * options.steps; slot < 2 * options.steps + 3; ++slot) {
-      io_samples.push_back(time_collective([&] { flowio_writer.write(checkpoint, slot); }));
+    for (int sample = 0; sample < 3; ++sample) {
+      io_samples.push_back(
+          time_collective([&] { flowio_writer.write(checkpoint, options.steps); }));
+      release_flowio_scratch();
     }
-    report.sweeps = sweeps_lasting(simulation, 2 * median(io_samples));
+    report.sweeps = sweeps_lasting(simulation, kStepPerWrite * median(io_samples));
   }
 
-  report.flowio =
-      measure_rounds(simulation, flowio_writer, options.steps, report.sweeps, checkpoint);
+  report.flowio = measure_rounds(simulation, flowio_writer, options.steps, report.sweeps,
+                                 checkpoint, release_flowio_scratch);
   const std::vector<flowio::OperationStatistics> operations = file.statistics();
   if (operations.empty()) throw std::runtime_error("flowio kept no operation statistics");
   report.last_write = operations.back();
   file.close();
-  report.mpich = measure_rounds(simulation, mpich_writer, options.steps, report.sweeps, checkpoint);
+  report.mpich = measure_rounds(simulation, mpich_writer, options.steps, report.sweeps, checkpoint,
+                                release_mpich_scratch);
   mpich.close();
 
   // The simulation is deterministic, so both loops saved the same bytes.

@@ -59,8 +59,9 @@ void print_why(const InsituReport& report) {
       options.durable ? ", then MPI_File_sync after MPI_Wait (MPI-IO has no nonblocking "
                         "sync)"
                       : "",
-      options.sweeps == 0 ? "twice flowio's blocking write, so that the write can end "
-                            "before the step does"
+      options.sweeps == 0 ? "four blocking flowio writes, so that the background write, "
+                            "with its hand-offs between threads and processes, can end before "
+                            "the step does"
                           : "as long as --sweeps says");
 }
 

@@ -33,7 +33,8 @@ double other_threads_cpu_seconds() {
 
 RoundsMeasurement measure_rounds(Simulation& simulation, CheckpointWriter& writer,
                                  std::int64_t rounds, std::int64_t sweeps,
-                                 CheckpointBuffer& checkpoint) {
+                                 CheckpointBuffer& checkpoint,
+                                 const std::function<void()>& release_scratch_slot) {
   RoundsMeasurement result;
   std::vector<double> io_samples, compute_samples, total_samples, added_samples;
   double writing = 0, other_cpu = 0;
@@ -42,7 +43,8 @@ RoundsMeasurement measure_rounds(Simulation& simulation, CheckpointWriter& write
   for (std::int64_t round = 0; round < rounds; ++round) {
     simulation.save(checkpoint);
     result.checksums.push_back(checksum(checkpoint));
-    const double t_io = time_collective([&] { writer.write(checkpoint, rounds + round); });
+    const double t_io = time_collective([&] { writer.write(checkpoint, rounds); });
+    release_scratch_slot();
 
     check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
     const double cpu_before = other_threads_cpu_seconds();

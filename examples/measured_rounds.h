@@ -2,8 +2,9 @@
 // simulation runs in rounds from its initial state; each round times,
 // one right after another, the three things the overlap compares:
 //   t_io       a blocking checkpoint write of the current state (into
-//              slot rounds + k, past the loop's slots, so that it
-//              allocates file blocks as the loop's writes do);
+//              the scratch slot, number `rounds`, past the loop's slots,
+//              whose blocks are released after each such write, so that
+//              each allocates file blocks as the loop's writes do);
 //   t_total    a step with the same checkpoint written meanwhile: start the
 //              write (into slot k), compute the step, wait;
 //   t_compute  the next step alone, without I/O.
@@ -15,6 +16,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "checkpoint_buffer.h"
@@ -49,10 +51,12 @@ struct RoundsMeasurement {
 
 // Runs `rounds` rounds from the simulation's initial state, each with
 // steps of `sweeps` stencil sweeps; `checkpoint` holds the rank's
-// checkpoint. Collective over MPI_COMM_WORLD.
+// checkpoint; release_scratch_slot() (collective) gives the scratch
+// slot's file blocks back. Collective over MPI_COMM_WORLD.
 RoundsMeasurement measure_rounds(Simulation& simulation, CheckpointWriter& writer,
                                  std::int64_t rounds, std::int64_t sweeps,
-                                 CheckpointBuffer& checkpoint);
+                                 CheckpointBuffer& checkpoint,
+                                 const std::function<void()>& release_scratch_slot);
 
 // How many stencil sweeps make a step last about `seconds` (at least one).
 // Pairs of trial steps (2 and 10 sweeps) separate the cost of a sweep from
