@@ -95,7 +95,7 @@ void print_table(const InsituReport& report) {
        {std::tuple{"flowio", &flowio}, std::tuple{"mpich", &mpich}}) {
     std::printf(
         "insitu impl=%s ranks=%d cores=%ld mib=%.2f steps=%lld sweeps=%lld durable=%d "
-        "direct=%d t_io=%.4g t_compute=%.4g t_total=%.4g added=%.4g t_writing=%.4g "
+        "direct_io_hint=%d t_io=%.4g t_compute=%.4g t_total=%.4g added=%.4g t_writing=%.4g "
         "other_threads_cpu=%.4g overlap=%.3f\n",
         name, report.ranks, report.cores, mib, static_cast<long long>(report.options.steps),
         static_cast<long long>(report.sweeps), report.options.durable ? 1 : 0,

@@ -55,7 +55,9 @@ RoundsMeasurement measure_rounds(Simulation& simulation, CheckpointWriter& write
     const double computed = MPI_Wtime();
     writer.finish();
     const double end = MPI_Wtime();
-    other_cpu += other_threads_cpu_seconds() - cpu_before;
+    // getrusage counts whole microseconds: rounding to them drops the
+    // floating-point residue of the difference (a "negative" 1e-16 s).
+    other_cpu += std::round((other_threads_cpu_seconds() - cpu_before) * 1e6) * 1e-6;
     writing += (started - begin) + (end - computed);
     const double t_total = max_over_ranks(end - begin);
 
