@@ -62,7 +62,7 @@
 // nonblocking write hands work between threads and processes, each hand-off
 // waiting for a core), unless --sweeps says.
 //
-// Usage: mpiexec -n 2 bazel-bin/examples/insitu [--mib=80] [--steps=9]
+// Usage: mpiexec -n 2 bazel-bin/examples/insitu [--mib=80] [--steps=15]
 //   [--sweeps=0 (0: automatic)] [--durable=1] [--direct=1]
 //   [--decomposition=slabs|blocks] [--dir=$TMPDIR, else /tmp]
 //   [--trace=insitu_trace.json]

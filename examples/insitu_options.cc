@@ -25,7 +25,7 @@ std::int64_t integer_at_least(const std::string& key, const std::string& text,
 }  // namespace
 
 const char* const kInsituUsage =
-    "usage: insitu [--mib=80] [--steps=9] [--sweeps=0] [--durable=1] [--direct=1] "
+    "usage: insitu [--mib=80] [--steps=15] [--sweeps=0] [--durable=1] [--direct=1] "
     "[--decomposition=slabs|blocks] [--dir=PATH] [--trace=insitu_trace.json]";
 
 InsituOptions parse_insitu_options(int argc, char** argv) {

@@ -11,7 +11,7 @@ namespace insitu {
 
 struct InsituOptions {
   std::int64_t mib = 80;
-  std::int64_t steps = 9;
+  std::int64_t steps = 15;
   std::int64_t sweeps = 0;  // 0: automatic
   bool durable = true;
   bool direct = true;

@@ -46,22 +46,35 @@ RoundsMeasurement measure_rounds(Simulation& simulation, CheckpointWriter& write
     const double t_io = time_collective([&] { writer.write(checkpoint, rounds); });
     release_scratch_slot();
 
-    check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
-    const double cpu_before = other_threads_cpu_seconds();
-    const double begin = MPI_Wtime();
-    writer.start(checkpoint, round);
-    const double started = MPI_Wtime();
-    simulation.step(sweeps, poll);
-    const double computed = MPI_Wtime();
-    writer.finish();
-    const double end = MPI_Wtime();
-    // getrusage counts whole microseconds: rounding to them drops the
-    // floating-point residue of the difference (a "negative" 1e-16 s).
-    other_cpu += std::round((other_threads_cpu_seconds() - cpu_before) * 1e6) * 1e-6;
-    writing += (started - begin) + (end - computed);
-    const double t_total = max_over_ranks(end - begin);
-
-    const double t_compute = time_collective([&] { simulation.step(sweeps, [] {}); });
+    const auto step_with_write = [&] {
+      check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+      const double cpu_before = other_threads_cpu_seconds();
+      const double begin = MPI_Wtime();
+      writer.start(checkpoint, round);
+      const double started = MPI_Wtime();
+      simulation.step(sweeps, poll);
+      const double computed = MPI_Wtime();
+      writer.finish();
+      const double end = MPI_Wtime();
+      // getrusage counts whole microseconds: rounding to them drops the
+      // floating-point residue of the difference (a "negative" 1e-16 s).
+      other_cpu += std::round((other_threads_cpu_seconds() - cpu_before) * 1e6) * 1e-6;
+      writing += (started - begin) + (end - computed);
+      return max_over_ranks(end - begin);
+    };
+    const auto step_alone = [&] {
+      return time_collective([&] { simulation.step(sweeps, [] {}); });
+    };
+    // Odd rounds take the two steps in the other order, so that a load
+    // that grows or shrinks through the run favours neither.
+    double t_total = 0, t_compute = 0;
+    if (round % 2 == 0) {
+      t_total = step_with_write();
+      t_compute = step_alone();
+    } else {
+      t_compute = step_alone();
+      t_total = step_with_write();
+    }
     io_samples.push_back(t_io);
     compute_samples.push_back(t_compute);
     total_samples.push_back(t_total);

@@ -7,7 +7,9 @@
 //              each allocates file blocks as the loop's writes do);
 //   t_total    a step with the same checkpoint written meanwhile: start the
 //              write (into slot k), compute the step, wait;
-//   t_compute  the next step alone, without I/O.
+//   t_compute  a step alone, without I/O (after that step in even rounds,
+//              before it in odd ones, so that a load growing or shrinking
+//              through the run favours neither).
 // Timing the three within one round, rather than each in a block of its
 // own, lets all three see the same load from the rest of the machine
 // (other programs, the page cache's writeback): a round's overlap compares
