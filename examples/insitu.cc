@@ -42,18 +42,20 @@
 // slot `steps` takes the blocking writes timed for t_io and those that
 // size the step (its blocks are given back after each).
 //
-// Measurement (measured_rounds.h): `steps` rounds, each timing one after
-// another a blocking checkpoint write (t_io), a step with the checkpoint
-// written meanwhile (t_total), and a step alone (t_compute), each the
-// slowest rank's; printed as medians over the rounds, with
-//   added    = t_total - t_compute: what a checkpoint costs the simulation
-//              per step (0 when it hides entirely);
-//   overlap  = (t_io + t_compute - t_total) / min(t_io, t_compute), the
-//              median of the rounds' values: 1 when the write hides
+// Measurement (measured_rounds.h): `steps` rounds, each timing a blocking
+// checkpoint write (t_io), then a step with the checkpoint written
+// meanwhile (t_total) and a step alone (t_compute), these two in turn
+// first, each the slowest rank's; printed as medians over the rounds, with
+//   added    = t_total - t_compute, the median of the rounds' differences:
+//              what a checkpoint costs the simulation per step (0 when it
+//              hides entirely);
+//   overlap  = (t_io + t_compute - t_total) / min(t_io, t_compute), with
+//              added for t_total - t_compute: 1 when the write hides
 //              entirely, 0 when nothing overlaps, negative when writing in
 //              the background slows the step more than writing before it
-//              would (above 1 only by noise: the step took less than the
-//              longer of the two alone);
+//              would, above 1 when the step with the write took less than
+//              the longer of the two alone (noise, or a background write
+//              cheaper than the blocking one);
 // and the CPU time of the threads besides the simulation's (flowio's
 // progress and I/O threads) during the steps with a write in flight. Then
 // the statistics of flowio's last checkpoint write

@@ -68,8 +68,8 @@ void print_why(const InsituReport& report) {
 void print_table(const InsituReport& report) {
   const RoundsMeasurement &flowio = report.flowio, &mpich = report.mpich;
   std::printf(
-      "medians over %lld rounds; each round times t_io, t_total and t_compute one after "
-      "another, each the slowest rank's:\n",
+      "medians over %lld rounds; each round times t_io, then t_total and t_compute (in turn "
+      "first), each the slowest rank's:\n",
       static_cast<long long>(report.options.steps));
   std::printf("%-58s %10s %10s %13s\n", "", "flowio", "MPICH", "MPICH/flowio");
   std::printf("%-58s %10.4f %10.4f %13s\n", "t_io: blocking checkpoint write (s)", flowio.t_io,
@@ -88,8 +88,9 @@ void print_table(const InsituReport& report) {
   std::printf(
       "(added: the median of the rounds' differences. overlap: 1 when the write hides "
       "entirely, 0 when nothing overlaps, negative when writing in the background slows "
-      "the step more than writing before it would. CPU: all ranks, steps with a write in "
-      "flight.)\n");
+      "the step more than writing before it would, above 1 when the step with the write "
+      "took less than the longer of the two alone (noise, or a background write cheaper "
+      "than the blocking one). CPU: all ranks, steps with a write in flight.)\n");
   const double mib = static_cast<double>(report.checkpoint_bytes) / 1048576.0;
   for (const auto& [name, measured] :
        {std::tuple{"flowio", &flowio}, std::tuple{"mpich", &mpich}}) {

@@ -14,19 +14,19 @@ namespace {
 
 using flowio::check_mpi;
 
-double seconds_of(const timeval& time) {
-  return static_cast<double>(time.tv_sec) + static_cast<double>(time.tv_usec) * 1e-6;
+std::int64_t microseconds_of(const timeval& time) {
+  return std::int64_t{time.tv_sec} * 1'000'000 + time.tv_usec;
 }
 
-// CPU seconds (user and system) that the process's threads other than the
-// calling one have used so far, as far as they are still running (the
+// CPU microseconds (user and system) that the process's threads other than
+// the calling one have used so far, as far as they are still running (the
 // threads of flowio and MPICH live as long as the process).
-double other_threads_cpu_seconds() {
+std::int64_t other_threads_cpu_microseconds() {
   rusage process{}, thread{};
   getrusage(RUSAGE_SELF, &process);
   getrusage(RUSAGE_THREAD, &thread);
-  return seconds_of(process.ru_utime) + seconds_of(process.ru_stime) - seconds_of(thread.ru_utime) -
-         seconds_of(thread.ru_stime);
+  return microseconds_of(process.ru_utime) + microseconds_of(process.ru_stime) -
+         microseconds_of(thread.ru_utime) - microseconds_of(thread.ru_stime);
 }
 
 }  // namespace
@@ -37,7 +37,8 @@ RoundsMeasurement measure_rounds(Simulation& simulation, CheckpointWriter& write
                                  const std::function<void()>& release_scratch_slot) {
   RoundsMeasurement result;
   std::vector<double> io_samples, compute_samples, total_samples, added_samples;
-  double writing = 0, other_cpu = 0;
+  double writing = 0;
+  std::int64_t other_cpu_us = 0;
   const auto poll = [&writer] { writer.poll(); };
   simulation.reset();
   for (std::int64_t round = 0; round < rounds; ++round) {
@@ -48,7 +49,7 @@ RoundsMeasurement measure_rounds(Simulation& simulation, CheckpointWriter& write
 
     const auto step_with_write = [&] {
       check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
-      const double cpu_before = other_threads_cpu_seconds();
+      const std::int64_t cpu_before = other_threads_cpu_microseconds();
       const double begin = MPI_Wtime();
       writer.start(checkpoint, round);
       const double started = MPI_Wtime();
@@ -56,9 +57,7 @@ RoundsMeasurement measure_rounds(Simulation& simulation, CheckpointWriter& write
       const double computed = MPI_Wtime();
       writer.finish();
       const double end = MPI_Wtime();
-      // getrusage counts whole microseconds: rounding to them drops the
-      // floating-point residue of the difference (a "negative" 1e-16 s).
-      other_cpu += std::round((other_threads_cpu_seconds() - cpu_before) * 1e6) * 1e-6;
+      other_cpu_us += other_threads_cpu_microseconds() - cpu_before;
       writing += (started - begin) + (end - computed);
       return max_over_ranks(end - begin);
     };
@@ -86,7 +85,11 @@ RoundsMeasurement measure_rounds(Simulation& simulation, CheckpointWriter& write
   result.added = median(added_samples);
   result.overlap = (result.t_io - result.added) / std::min(result.t_io, result.t_compute);
   result.writing = max_over_ranks(writing);
-  result.other_threads_cpu = sum_over_ranks(other_cpu) / static_cast<double>(rounds);
+  // The process's and the thread's counts are read one after the other,
+  // so an idle run may come out a microsecond below zero.
+  result.other_threads_cpu =
+      std::max(0.0, sum_over_ranks(static_cast<double>(other_cpu_us) * 1e-6)) /
+      static_cast<double>(rounds);
   return result;
 }
 
