@@ -14,6 +14,7 @@
 
 #include "flowio/error.h"
 #include "flowio/file.h"
+#include "tests/support/world.h"
 
 namespace bench {
 namespace {
@@ -22,17 +23,8 @@ using flowio::check_mpi;
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-int world_size() {
-  int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
+using flowio::testing::world_rank;
+using flowio::testing::world_size;
 
 bool all_ranks(bool ok) {
   int local = ok ? 1 : 0, all = 0;
@@ -46,15 +38,14 @@ std::int64_t file_size(const std::string& path) {
   return info.st_size;
 }
 
-// splitmix64's finalizer: neighbouring inputs give unrelated words.
+}  // namespace
+
 std::uint64_t mix(std::uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
   return x ^ (x >> 31);
 }
-
-}  // namespace
 
 Options::Options(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {

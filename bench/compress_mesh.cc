@@ -5,19 +5,9 @@
 #include <random>
 #include <stdexcept>
 
+#include "bench/bench_support.h"
+
 namespace bench::compress {
-namespace {
-
-// SplitMix64's finalizer: a value hash with no visible pattern, so that
-// only the zeros compress.
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
-}  // namespace
 
 Mesh::Mesh(const MeshSettings& settings, int ranks, std::int64_t window_bytes)
     : settings_(settings), ranks_(ranks), owned_(static_cast<std::size_t>(ranks)) {

@@ -75,6 +75,7 @@
 #include "runtime/lock_progress.h"
 #include "sync/lock.h"
 #include "sync/lock_settings.h"
+#include "tests/support/world.h"
 
 namespace {
 
@@ -82,17 +83,8 @@ using flowio::check_mpi;
 using flowio::sync::LockAlgorithm;
 using flowio::sync::LockSettings;
 
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-int world_size() {
-  int size = 1;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
+using flowio::testing::world_rank;
+using flowio::testing::world_size;
 
 std::vector<std::string> split(const std::string& text) {
   std::vector<std::string> parts;

@@ -20,7 +20,7 @@
 // independent writers of interleaved bytes are legal MPI. The caller says
 // so (`may_rewrite_extent`) when it holds the file's sieve lock over the
 // whole extent while every other writer of the file takes it too (api/
-// file.cc: whenever some process's view has holes), or in atomic mode when
+// file_impl.h: whenever some process's view has holes), or in atomic mode when
 // no one else may write the extent meanwhile (sync::AtomicMode::
 // may_rewrite_extent: a byte-range lease over it, or bytes between the
 // pieces that no other process's view holds). Such a write is sieved in

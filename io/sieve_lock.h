@@ -7,7 +7,7 @@
 // land. A sieving writer therefore holds this lock over its extent from
 // the read to the write, and so does every other write of the file that
 // may run meanwhile (an independent write made while a collective write is
-// pending on its process, api/file.cc). Other processes are kept out by an
+// pending on its process, api/file_impl.h). Other processes are kept out by an
 // open file description lock on the extent (fcntl F_OFD_SETLKW); threads of
 // this process by a mutex, since locks taken through one open file
 // description do not exclude one another. (The lock lies at offsets far

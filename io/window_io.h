@@ -64,7 +64,7 @@ struct WindowIoSettings {
   // window first); a window with holes goes vectored whatever `sieve` says.
   bool file_readable = true;
   // Some process of the file may sieve its independent writes (a view
-  // with holes somewhere, api/file.cc): every window write then holds the
+  // with holes somewhere, api/file_impl.h): every window write then holds the
   // SieveLock over its extent whatever its method, not only when it
   // sieves, so that it never lands in the holes of an independent sieving
   // write between that write's read and its write back.

@@ -1,3 +1,4 @@
+// Kept whole (over 500 lines): CollectiveOperation's methods, one lifecycle from begin to complete.
 #include "runtime/collective_operation.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// Kept whole (over 500 lines): 62 one-line MPI-IO entry points over the five helpers below.
 // The data calls of MPI-IO: blocking, nonblocking and split collective
 // reads and writes at explicit offsets, at the individual file pointer and
 // at the shared one, each with an int and an MPI_Count (`_c`) count.

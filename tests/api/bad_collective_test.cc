@@ -19,6 +19,7 @@
 #include "flowio/flowio.h"
 #include "tests/api/test_paths.h"
 #include "tests/support/rank_outcomes.h"
+#include "tests/support/world.h"
 
 namespace {
 
@@ -33,17 +34,8 @@ using flowio::testing::slowest;
 // answers in milliseconds; this is the margin for a loaded machine.
 constexpr std::chrono::seconds kDeadline{10};
 
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-int world_size() {
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
+using flowio::testing::world_rank;
+using flowio::testing::world_size;
 
 bool is_last() { return world_rank() == world_size() - 1; }
 

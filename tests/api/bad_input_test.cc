@@ -22,6 +22,7 @@
 #include "flowio/flowio.h"
 #include "tests/api/test_paths.h"
 #include "tests/support/rank_outcomes.h"
+#include "tests/support/world.h"
 
 namespace {
 
@@ -32,24 +33,9 @@ using flowio::testing::observe_future;
 using flowio::testing::Outcome;
 using flowio::testing::print_outcomes;
 
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-int world_size() {
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
-
-std::string fresh_path(const std::string& name) {
-  const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, name);
-  if (world_rank() == 0) ::unlink(path.c_str());
-  MPI_Barrier(MPI_COMM_WORLD);
-  return path;
-}
+using flowio::testing::fresh_path;
+using flowio::testing::world_rank;
+using flowio::testing::world_size;
 
 flowio::File open_scratch(const std::string& name, const flowio::Hints& hints = {}) {
   return flowio::File::open(MPI_COMM_WORLD, fresh_path(name),

@@ -1,7 +1,7 @@
 // Collective data access (write_all, read_all and their _at and nonblocking
 // forms) on 1, 2 and 4 ranks: corner cases of who has data, the file
-// pointer, end of file, statistics, errors every rank must see, and several
-// operations in flight.
+// pointer, end of file, errors every rank must see, and several operations
+// in flight (statistics and hints: collective_statistics_test.cc).
 #include <doctest/doctest.h>
 #include <mpi.h>
 
@@ -12,7 +12,6 @@
 #include <cstdio>
 #include <fstream>
 #include <iterator>
-#include <set>
 #include <string>
 #include <vector>
 
@@ -20,20 +19,14 @@
 #include "tests/api/test_paths.h"
 #include "tests/support/fault_scope.h"
 #include "tests/support/future_deadline.h"
+#include "tests/support/world.h"
 
 namespace {
 
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-int world_size() {
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
+using flowio::testing::all_ranks;
+using flowio::testing::fresh_path;
+using flowio::testing::world_rank;
+using flowio::testing::world_size;
 
 // The byte every test expects at `file_offset` of a file it wrote.
 char pattern(std::int64_t file_offset) { return static_cast<char>((file_offset * 131 + 7) % 251); }
@@ -41,13 +34,6 @@ char pattern(std::int64_t file_offset) { return static_cast<char>((file_offset *
 std::vector<char> read_whole_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::vector<char>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-// True on every rank when `mine` is true on every rank.
-bool all_ranks(bool mine) {
-  int local = mine ? 1 : 0, all = 0;
-  MPI_Allreduce(&local, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  return all == 1;
 }
 
 // Each rank sees every world_size()-th block of `block_bytes` bytes, from
@@ -65,14 +51,6 @@ MPI_Datatype interleaved_blocks(int block_bytes) {
 std::int64_t interleaved_offset(std::int64_t stream_byte, int block_bytes) {
   return (stream_byte / block_bytes * world_size() + world_rank()) * block_bytes +
          stream_byte % block_bytes;
-}
-
-// A scratch path (see test_paths.h) with no file there yet.
-std::string fresh_path(const std::string& name) {
-  const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, name);
-  if (world_rank() == 0) std::remove(path.c_str());
-  MPI_Barrier(MPI_COMM_WORLD);
-  return path;
 }
 
 std::string describe(const flowio::Hints& hints) {
@@ -240,97 +218,6 @@ TEST_CASE("Api.Collective.ReadAllPastEndOfFile") {
   MPI_Type_free(&filetype);
 }
 
-// statistics() gains one entry per completed collective operation, with
-// this rank's bytes, the direction, the hints' choices and the stages that
-// ran; sequence numbers count the file's collective operations from 0.
-TEST_CASE("Api.Collective.StatisticsRecordEachOperation") {
-  const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, "coll_statistics");
-  const int rank = world_rank(), ranks = world_size();
-  constexpr std::int64_t kBytes = 10000;
-  constexpr std::int64_t kBuffer = 4096;
-  std::vector<char> data(kBytes);
-  for (std::int64_t i = 0; i < kBytes; ++i) {
-    data[static_cast<std::size_t>(i)] = pattern(rank * kBytes + i);
-  }
-  flowio::File file =
-      flowio::File::open(MPI_COMM_WORLD, path,
-                         flowio::Mode::create | flowio::Mode::rdwr | flowio::Mode::delete_on_close,
-                         {{"cb_nodes", "1"},
-                          {"romio_cb_write", "enable"},
-                          {"romio_cb_read", "enable"},
-                          {"cb_buffer_size", std::to_string(kBuffer)},
-                          {"flowio_realm_policy", "even"},
-                          {"flowio_exchange", "point_to_point"}});
-  CHECK(file.statistics().empty());
-  file.set_view(rank * kBytes, MPI_BYTE, MPI_BYTE);
-  const std::set<std::string> stage_names = {"offsets",  "realms",   "metadata",   "pack",
-                                             "compress", "exchange", "decompress", "io",
-                                             "unpack",   "agree"};
-
-  // Checks the newest entry after `operation` completed `before` entries in.
-  // `dense`: the ranks' accesses together cover the whole region they span.
-  const auto check_newest = [&](std::size_t before, bool writing, std::int64_t bytes, bool dense) {
-    const std::vector<flowio::OperationStatistics> all = file.statistics();
-    REQUIRE(all.size() == before + 1);
-    const flowio::OperationStatistics& newest = all.back();
-    CHECK(newest.sequence == before);
-    CHECK(newest.writing == writing);
-    CHECK(newest.bytes == bytes);
-    CHECK(newest.seconds >= 0);
-    CHECK(newest.realm_policy == "even");
-    CHECK(newest.exchange == "point_to_point");
-    // cb_nodes=1 with two-phase I/O forced: exactly one rank accessed the file.
-    CHECK(newest.aggregators == 1);
-    int aggregators = newest.aggregator ? 1 : 0;
-    MPI_Allreduce(MPI_IN_PLACE, &aggregators, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    CHECK(aggregators == 1);
-    if (newest.aggregator && dense) {
-      // The aggregator handles the whole access region, cb_buffer_size at a time.
-      CHECK(newest.iterations >= (ranks * kBytes + kBuffer - 1) / kBuffer);
-      CHECK(!newest.method.empty());
-    }
-    CHECK(!newest.stages.empty());
-    for (const flowio::StageStatistics& stage : newest.stages) {
-      CAPTURE(stage.name);
-      CHECK(stage_names.count(stage.name) == 1);
-      CHECK(stage.seconds >= 0);
-      CHECK(stage.bytes >= 0);
-    }
-    for (std::size_t i = 1; i < all.size(); ++i) CHECK(all[i].sequence > all[i - 1].sequence);
-  };
-
-  CHECK(file.write_all(data.data(), kBytes, MPI_CHAR) == static_cast<std::size_t>(kBytes));
-  check_newest(0, true, kBytes, true);
-  std::vector<char> back(kBytes);
-  CHECK(file.iread_at_all(0, back.data(), kBytes, MPI_CHAR).get() ==
-        static_cast<std::size_t>(kBytes));
-  CHECK(back == data);
-  check_newest(1, false, kBytes, true);
-  const MPI_Count half = rank % 2 == 0 ? kBytes / 2 : 0;
-  CHECK(file.iwrite_at_all(0, data.data(), half, MPI_CHAR).get() == static_cast<std::size_t>(half));
-  check_newest(2, true, half, false);
-  file.close();
-}
-
-// statistics() keeps the most recent 1024 operations, oldest first. Each
-// rank opens its own file on MPI_COMM_SELF: 1030 collective calls over the
-// world would take tens of seconds on 4 ranks sharing 2 cores.
-TEST_CASE("Api.Collective.StatisticsKeepTheLast1024") {
-  const std::string path = flowio::testing::scratch_path(
-      MPI_COMM_WORLD, "coll_statistics_many_rank" + std::to_string(world_rank()));
-  flowio::File file = flowio::File::open(
-      MPI_COMM_SELF, path,
-      flowio::Mode::create | flowio::Mode::wronly | flowio::Mode::delete_on_close);
-  const char byte = 'x';
-  constexpr int kOperations = 1030;
-  for (int i = 0; i < kOperations; ++i) file.write_at_all(i % 7, &byte, 1, MPI_CHAR);
-  const std::vector<flowio::OperationStatistics> all = file.statistics();
-  REQUIRE(all.size() == 1024);
-  CHECK(all.front().sequence == kOperations - 1024);
-  CHECK(all.back().sequence == kOperations - 1);
-  file.close();
-}
-
 // A storage failure on the aggregators (ENOSPC from /dev/full) reaches
 // every rank's Future as an IoError with code no_space, whether or not the
 // rank aggregates; the call itself returns at once.
@@ -430,30 +317,6 @@ TEST_CASE("Api.Collective.DirectFailureOnOneRankReachesEveryRank") {
   }
 }
 
-// Hints given with set_hints after open govern the calls after it: two-phase
-// I/O forced, then turned off (direct), then forced again.
-TEST_CASE("Api.Collective.SetHintsTakesEffect") {
-  const int rank = world_rank();
-  const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, "coll_set_hints");
-  flowio::File file =
-      flowio::File::open(MPI_COMM_WORLD, path,
-                         flowio::Mode::create | flowio::Mode::rdwr | flowio::Mode::delete_on_close,
-                         {{"romio_cb_write", "enable"}});
-  constexpr std::int64_t kBytes = 4096;
-  std::vector<char> data(kBytes, 'z');
-  const auto last_method = [&] {
-    file.write_at_all(rank * kBytes, data.data(), kBytes, MPI_CHAR);
-    return file.statistics().back().method;
-  };
-  const std::string forced = last_method();
-  CHECK(forced != "direct");
-  file.set_hints({{"romio_cb_write", "disable"}});
-  CHECK(last_method() == "direct");
-  file.set_hints({{"romio_cb_write", "enable"}});
-  CHECK(last_method() == forced);
-  file.close();
-}
-
 // Bad arguments to a collective call throw UsageError at the call on every
 // rank, and leave the file usable for the next collective call.
 TEST_CASE("Api.Collective.UsageErrorsAtTheCall") {
@@ -535,37 +398,6 @@ TEST_CASE("Api.Collective.SeveralOperationsInFlight") {
     const std::vector<char> contents = read_whole_file(path);
     REQUIRE(contents.size() == static_cast<std::size_t>(2 * kBytes * world_size()));
   }
-}
-
-// hints() reports the collective hints given at open and, for those not
-// given, the documented defaults.
-TEST_CASE("Api.Collective.HintsInForce") {
-  const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, "coll_hints");
-  flowio::File given = flowio::File::open(
-      MPI_COMM_WORLD, path,
-      flowio::Mode::create | flowio::Mode::rdwr | flowio::Mode::delete_on_close,
-      {{"cb_nodes", "1"}, {"cb_buffer_size", "65536"}, {"flowio_realm_policy", "aligned"}});
-  const flowio::Hints in_force = given.hints();
-  CHECK(in_force.at("cb_nodes") == "1");
-  CHECK(in_force.at("cb_buffer_size") == "65536");
-  CHECK(in_force.at("flowio_realm_policy") == "aligned");
-  given.close();
-
-  flowio::File defaults =
-      flowio::File::open(MPI_COMM_WORLD, path,
-                         flowio::Mode::create | flowio::Mode::rdwr | flowio::Mode::delete_on_close);
-  const flowio::Hints default_hints = defaults.hints();
-  const auto value = [&](const std::string& key) {
-    const auto found = default_hints.find(key);
-    return found == default_hints.end() ? std::string("(absent)") : found->second;
-  };
-  CHECK(value("cb_buffer_size") == std::to_string(16 << 20));
-  CHECK(value("flowio_buffers_in_flight") == "3");
-  CHECK(value("cb_nodes") == std::to_string(world_size()));
-  CHECK(value("flowio_realm_policy") == "even");
-  CHECK(value("flowio_exchange") == "point_to_point");
-  CHECK(value("flowio_ds_mapping") == "automatic");
-  defaults.close();
 }
 
 // On a one-process communicator a blocking collective call whose part

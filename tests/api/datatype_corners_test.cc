@@ -17,14 +17,11 @@
 #include "flowio/flowio.h"
 #include "tests/api/test_paths.h"
 #include "tests/support/corner_types.h"
+#include "tests/support/world.h"
 
 namespace {
 
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
+using flowio::testing::world_rank;
 
 // Each rank's part of the file starts at rank * kRegion (for the type
 // whose stride passes 2^31, all parts start within the first region).

@@ -9,21 +9,10 @@
 #include <iterator>
 
 #include "tests/api/differential_case.h"
+#include "tests/support/world.h"
 
 namespace flowio::testing {
 namespace {
-
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-int world_size() {
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
 
 std::vector<char> read_whole_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

@@ -17,6 +17,7 @@
 
 #include "flowio/flowio.h"
 #include "tests/api/test_paths.h"
+#include "tests/support/world.h"
 
 namespace {
 
@@ -24,17 +25,8 @@ constexpr int kStripe = 1000;          // bytes of a realm stripe
 constexpr int kPerRank = 4 * kStripe;  // each rank's contiguous block
 const flowio::Hints kTwoPhase = {{"romio_cb_write", "enable"}, {"romio_cb_read", "enable"}};
 
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-int world_size() {
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
+using flowio::testing::world_rank;
+using flowio::testing::world_size;
 
 // `bytes` bytes, then `slots` times that extent: one stripe per `slots`.
 MPI_Datatype spaced_run(int bytes, int slots) {

@@ -26,22 +26,14 @@
 #include "tests/api/file_image.h"
 #include "tests/api/test_paths.h"
 #include "tests/support/fault_scope.h"
+#include "tests/support/world.h"
 
 namespace {
 
 using flowio::testing::FaultScope;
 
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-int world_size() {
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
+using flowio::testing::world_rank;
+using flowio::testing::world_size;
 
 // Blocks of `block` bytes every `stride` bytes, the filetype's extent
 // `stride` (so that the view repeats the pattern).

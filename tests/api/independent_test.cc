@@ -20,6 +20,7 @@
 #include "flowio/flowio.h"
 #include "io/file_mapping.h"
 #include "tests/api/test_paths.h"
+#include "tests/support/world.h"
 
 namespace {
 
@@ -27,17 +28,8 @@ constexpr int kRegion = 8;
 constexpr int kGap = 24;         // background bytes after each group of regions
 constexpr int kRegions = 16384;  // 128 KiB per rank: nonblocking ones go to the I/O thread
 
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-int world_size() {
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
+using flowio::testing::world_rank;
+using flowio::testing::world_size;
 
 std::int64_t period() { return static_cast<std::int64_t>(world_size()) * kRegion + kGap; }
 

@@ -17,6 +17,7 @@
 
 #include "flowio/flowio.h"
 #include "tests/api/test_paths.h"
+#include "tests/support/world.h"
 
 namespace {
 
@@ -25,11 +26,7 @@ constexpr std::int64_t kRowBytes = std::int64_t{64} << 20;  // 48 * 64 MiB = 3 G
 constexpr std::int64_t kBlockBytes = 16 << 10;
 constexpr std::int64_t kExtent = kRows * kRowBytes;
 
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
+using flowio::testing::world_rank;
 
 // A 3 GiB stretch of address space; pages cost memory only once touched.
 class Mapping {

@@ -16,6 +16,7 @@
 
 #include "flowio/flowio.h"
 #include "tests/api/test_paths.h"
+#include "tests/support/world.h"
 
 namespace {
 
@@ -24,17 +25,8 @@ constexpr std::int64_t kBlock = 300;
 constexpr int kBlocksPerRank = 40;
 constexpr int kRounds = 30;
 
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-int world_size() {
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
+using flowio::testing::world_rank;
+using flowio::testing::world_size;
 
 // Block k of rank r lies at (k * ranks + r) * kBlock: ranks interleaved.
 std::int64_t block_offset(int rank, int k) {

@@ -21,22 +21,15 @@
 
 #include "flowio/flowio.h"
 #include "tests/api/test_paths.h"
+#include "tests/support/world.h"
 
 namespace {
 
 constexpr int kDoubles = 4096;
 
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-int world_size() {
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
+using flowio::testing::all_ranks;
+using flowio::testing::world_rank;
+using flowio::testing::world_size;
 
 std::vector<char> read_whole_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -46,13 +39,6 @@ std::vector<char> read_whole_file(const std::string& path) {
 void write_whole_file(const std::string& path, const std::vector<char>& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
-
-// True on every rank when `mine` is true on every rank.
-bool all_ranks(bool mine) {
-  int local = mine ? 1 : 0, all = 0;
-  MPI_Allreduce(&local, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  return all == 1;
 }
 
 // The checkpoint: every rank's kDoubles doubles, one every

@@ -13,6 +13,7 @@
 
 #include "flowio/flowio.h"
 #include "tests/api/test_paths.h"
+#include "tests/support/world.h"
 
 namespace {
 
@@ -20,17 +21,8 @@ constexpr int kBlock = 64;    // bytes of each rank's block
 constexpr int kBlocks = 200;  // blocks per call
 constexpr int kBytes = kBlock * kBlocks;
 
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-int world_size() {
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
+using flowio::testing::world_rank;
+using flowio::testing::world_size;
 
 // Each rank sees every world_size()-th block of kBlock bytes.
 MPI_Datatype interleaved() {

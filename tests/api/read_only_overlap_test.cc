@@ -9,14 +9,11 @@
 
 #include "flowio/flowio.h"
 #include "tests/api/test_paths.h"
+#include "tests/support/world.h"
 
 namespace {
 
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
+using flowio::testing::world_rank;
 
 // Stream element k of a view of the ints [0, 12) then [4, 8) tiled by 12
 // bytes from int `first`.

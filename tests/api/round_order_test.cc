@@ -19,20 +19,12 @@
 #include "tests/api/test_paths.h"
 #include "tests/support/fault_scope.h"
 #include "tests/support/future_deadline.h"
+#include "tests/support/world.h"
 
 namespace {
 
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-int world_size() {
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
+using flowio::testing::world_rank;
+using flowio::testing::world_size;
 
 char pattern(std::int64_t file_offset) { return static_cast<char>((file_offset * 131 + 7) % 251); }
 

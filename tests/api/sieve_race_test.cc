@@ -25,6 +25,7 @@
 #include "tests/api/file_image.h"
 #include "tests/api/test_paths.h"
 #include "tests/support/fault_scope.h"
+#include "tests/support/world.h"
 
 namespace {
 
@@ -32,11 +33,7 @@ using flowio::testing::FaultScope;
 
 constexpr std::int64_t kEdge = 4096;  // each rank's collective bytes
 
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
+using flowio::testing::world_rank;
 
 // One aggregator whose single window sieves, through the backend (no
 // mapping), with collective buffering forced.

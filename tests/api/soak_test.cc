@@ -26,20 +26,12 @@
 #include "flowio/flowio.h"
 #include "tests/api/test_paths.h"
 #include "tests/support/future_deadline.h"
+#include "tests/support/world.h"
 
 namespace {
 
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-int world_size() {
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
+using flowio::testing::world_rank;
+using flowio::testing::world_size;
 
 long setting(const char* name, long fallback) {
   const char* text = std::getenv(name);

@@ -20,10 +20,12 @@
 #include <vector>
 
 #include "flowio/flowio.h"
+#include "tests/api/interleaved_view.h"
 #include "tests/api/test_paths.h"
 #include "tests/support/fault_scope.h"
 #include "tests/support/future_deadline.h"
 #include "tests/support/test_progress.h"
+#include "tests/support/world.h"
 
 namespace {
 
@@ -42,17 +44,10 @@ constexpr int kBlock = 256;
 constexpr std::int64_t kBlocksPerRank = 16;
 constexpr std::int64_t kBytesPerRank = kBlocksPerRank * kBlock;
 
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-int world_size() {
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
+using flowio::testing::all_ranks;
+using flowio::testing::InterleavedView;
+using flowio::testing::world_rank;
+using flowio::testing::world_size;
 
 std::vector<char> my_data(int salt) {
   std::vector<char> data(kBytesPerRank);
@@ -61,28 +56,6 @@ std::vector<char> my_data(int salt) {
   }
   return data;
 }
-
-// This rank's blocks: kBlock bytes every world_size() blocks.
-class InterleavedView {
- public:
-  InterleavedView() {
-    MPI_Datatype block;
-    MPI_Type_contiguous(kBlock, MPI_BYTE, &block);
-    MPI_Type_create_resized(block, 0, static_cast<MPI_Aint>(kBlock) * world_size(), &type_);
-    MPI_Type_commit(&type_);
-    MPI_Type_free(&block);
-  }
-  ~InterleavedView() { MPI_Type_free(&type_); }
-  InterleavedView(const InterleavedView&) = delete;
-  InterleavedView& operator=(const InterleavedView&) = delete;
-
-  void apply(flowio::File& file) const {
-    file.set_view(static_cast<MPI_Offset>(world_rank()) * kBlock, MPI_BYTE, type_);
-  }
-
- private:
-  MPI_Datatype type_ = MPI_DATATYPE_NULL;
-};
 
 // How the collective calls run, and the stages their operations pass.
 struct Route {
@@ -186,12 +159,6 @@ std::string describe(const std::vector<Seen>& all) {
   return text;
 }
 
-bool all_ranks(bool mine) {
-  int local = mine ? 1 : 0, all = 0;
-  MPI_Allreduce(&local, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  return all == 1;
-}
-
 // A collective write of new bytes, then a read of them: both succeed on
 // every rank and give the bytes back.
 void check_usable(flowio::File& file, int salt, const std::string& what, MPI_Offset at = 0) {
@@ -247,7 +214,7 @@ TEST_CASE("Api.StageFault.EveryStageFailsEveryRankAlike") {
     flowio::testing::skip("a failure reaching other ranks needs at least 2 ranks");
     return;
   }
-  const InterleavedView view;
+  const InterleavedView view(kBlock);
   std::size_t case_number = 0;
   int salt = 0;
   bool first_route = true;
@@ -316,7 +283,7 @@ TEST_CASE("Api.StageFault.StalledStageDelaysEveryRank") {
   }
   constexpr double kStallSeconds = 0.2;
   const int last = world_size() - 1;
-  const InterleavedView view;
+  const InterleavedView view(kBlock);
   const Route route = routes().front();
   const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, "stage_stall");
   flowio::File file = flowio::File::open(
@@ -382,7 +349,7 @@ TEST_CASE("Api.StageFault.PlanThatCannotBeMadeFailsEveryRank") {
       {"plan_realms", "realms"}, {"metadata_decode", "plan"}, {"plan_items", "plan"}};
   const Fault faults[] = {{"bad_alloc", flowio::ErrorCode::io},
                           {"malformed", flowio::ErrorCode::mpi}};
-  const InterleavedView view;
+  const InterleavedView view(kBlock);
   std::size_t case_number = 0;
   int salt = 1000;
   bool first_route = true;

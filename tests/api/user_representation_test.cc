@@ -16,20 +16,12 @@
 
 #include "flowio/flowio.h"
 #include "tests/api/test_paths.h"
+#include "tests/support/world.h"
 
 namespace {
 
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-int world_size() {
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
+using flowio::testing::world_rank;
+using flowio::testing::world_size;
 
 // Where item `item` of `type` tiled from address 0 lies: the conversion
 // functions below handle MPI_DOUBLE and vectors of it (and duplicates of

@@ -1,3 +1,4 @@
+// Kept whole (over 500 lines): one random-piece model (PieceSet) and the tests that check by it.
 // Window I/O: write_window leaves the file as the background with the
 // pieces laid over it (holes unchanged, which is what makes sieving
 // correct); read_window fills each piece with the file's bytes and zeros

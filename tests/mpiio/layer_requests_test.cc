@@ -14,14 +14,11 @@
 #include <vector>
 
 #include "api/mpiio/requests.h"
+#include "tests/support/world.h"
 
 namespace {
 
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
+using flowio::testing::world_rank;
 
 std::string scratch_path(const char* name) {
   const char* directory = std::getenv("TEST_TMPDIR");

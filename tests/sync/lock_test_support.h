@@ -17,20 +17,9 @@
 #include "runtime/lock_progress.h"
 #include "sync/lock.h"
 #include "sync/lock_settings.h"
+#include "tests/support/world.h"
 
 namespace flowio::testing {
-
-inline int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-inline int world_size() {
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
 
 // A path under the test's scratch directory ($TEST_TMPDIR under Bazel),
 // the same on every rank.
@@ -48,13 +37,6 @@ inline std::string lock_file(const std::string& name) {
   if (world_rank() == 0) std::fclose(std::fopen(path.c_str(), "a"));
   MPI_Barrier(MPI_COMM_WORLD);
   return path;
-}
-
-// True on every rank when `mine` is true on every rank.
-inline bool all_ranks(bool mine) {
-  int local = mine ? 1 : 0, all = 0;
-  MPI_Allreduce(&local, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  return all == 1;
 }
 
 // The process's engine, whose progress thread the locks wait on.

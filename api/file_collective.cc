@@ -1,0 +1,208 @@
+// Collective reads and writes: the request each call hands to the runtime
+// (runtime/collective_context.h), a process's refusal that still takes
+// part, overlapping views of read-only files, and the statistics.
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "api/file_impl.h"
+
+namespace flowio {
+namespace {
+
+// A Future of `data`'s value that is ready once `protocol` is ready too;
+// the exception of either, if any, is passed on (protocol's first).
+Future<std::size_t> data_after_protocol(Future<std::size_t> protocol, Future<std::size_t> data) {
+  struct Joint {
+    std::mutex mutex;
+    int pending = 2;
+    std::exception_ptr protocol_failure, data_failure;
+    std::size_t value = 0;
+    Promise<std::size_t> promise;
+  };
+  auto joint = std::make_shared<Joint>();
+  Future<std::size_t> result = joint->promise.get_future();
+  auto settle = [joint](Future<std::size_t> done, bool is_data) {
+    std::exception_ptr failure;
+    std::size_t value = 0;
+    try {
+      value = done.get();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+    std::lock_guard lock(joint->mutex);
+    (is_data ? joint->data_failure : joint->protocol_failure) = failure;
+    if (is_data) joint->value = value;
+    if (--joint->pending > 0) return;
+    if (joint->protocol_failure || joint->data_failure) {
+      joint->promise.set_exception(joint->protocol_failure ? joint->protocol_failure
+                                                           : joint->data_failure);
+    } else {
+      joint->promise.set_value(joint->value);
+    }
+  };
+  protocol.then([settle](Future<std::size_t> done) { settle(std::move(done), false); });
+  data.then([settle](Future<std::size_t> done) { settle(std::move(done), true); });
+  return result;
+}
+
+}  // namespace
+
+runtime::CollectiveRequest File::Impl::collective_request(bool writing, MPI_Offset offset,
+                                                          const void* buffer, MPI_Count count,
+                                                          MPI_Datatype datatype,
+                                                          bool advance_pointer, bool blocking) {
+  runtime::CollectiveRequest request;
+  request.blocking = blocking;
+  request.settings = collective_settings(writing);
+  request.writing = writing;
+  try {
+    Transfer transfer = prepare_transfer(writing, offset, buffer, count, datatype, advance_pointer);
+    request.access = core::Access(view, transfer.stream_position,
+                                  transfer.stream_position + transfer.stream_bytes);
+    request.memory_type = std::move(transfer.memory_type);
+    request.memory = transfer.memory;
+    request.conversion = std::move(transfer.conversion);
+  } catch (const UsageError& error) {
+    // Bad arguments fail this call at once, but the other processes are
+    // in the collective call already: this process still takes part.
+    const std::exception_ptr refusal = std::current_exception();
+    refuse_collective(writing, error.code(), blocking);
+    std::rethrow_exception(refusal);
+  }
+  request.atomic = atomic;
+  return request;
+}
+
+Future<std::size_t> File::Impl::start_collective(bool writing, MPI_Offset offset,
+                                                 const void* buffer, MPI_Count count,
+                                                 MPI_Datatype datatype, bool advance_pointer) {
+  if (!writing && view->overlaps()) {
+    return read_overlapping_view(offset, const_cast<void*>(buffer), count, datatype,
+                                 advance_pointer, false);
+  }
+  return start_request(
+      collective_request(writing, offset, buffer, count, datatype, advance_pointer, false));
+}
+
+std::size_t File::Impl::run_collective(bool writing, MPI_Offset offset, const void* buffer,
+                                       MPI_Count count, MPI_Datatype datatype,
+                                       bool advance_pointer) {
+  if (!writing && view->overlaps()) {
+    return read_overlapping_view(offset, const_cast<void*>(buffer), count, datatype,
+                                 advance_pointer, true)
+        .get();
+  }
+  runtime::CollectiveRequest request =
+      collective_request(writing, offset, buffer, count, datatype, advance_pointer, true);
+  // As start_request(): a write keeps this process's independent writes
+  // under the sieve lock while it is pending.
+  const bool writes = request.writing && request.refused == 0;
+  begin_collective(writes);
+  std::exception_ptr failure;
+  std::size_t moved = 0;
+  try {
+    moved = runtime::run_collective(
+        collective_context(), std::move(request), [this, writes] { end_collective(writes); },
+        failure);
+  } catch (...) {
+    end_collective(writes);
+    throw;
+  }
+  if (failure) std::rethrow_exception(failure);
+  return moved;
+}
+
+Future<std::size_t> File::Impl::start_request(runtime::CollectiveRequest request) {
+  const bool writes = request.writing && request.refused == 0;
+  begin_collective(writes);
+  try {
+    return runtime::start_collective(collective_context(), std::move(request),
+                                     [this, writes] { end_collective(writes); });
+  } catch (...) {
+    end_collective(writes);
+    throw;
+  }
+}
+
+void File::Impl::refuse_collective(bool writing, ErrorCode code, bool blocking) {
+  runtime::CollectiveRequest request;
+  request.blocking = blocking;
+  request.settings = collective_settings(writing);
+  request.writing = writing;
+  request.refused = static_cast<int>(code) + 1;
+  request.memory_type = std::make_shared<const core::FlatType>();
+  request.memory = core::MemoryLayout{request.memory_type.get(), 0, 0};
+  // Its outcome is the refusal, which the caller reports; every process
+  // learns of it from the gather.
+  start_request(std::move(request));
+}
+
+void File::refuse_collective(bool writing, ErrorCode code) {
+  impl().refuse_collective(writing, code, false);
+}
+
+Future<std::size_t> File::Impl::read_overlapping_view(MPI_Offset offset, void* buffer,
+                                                      MPI_Count count, MPI_Datatype datatype,
+                                                      bool advance_pointer, bool blocking) {
+  Future<std::size_t> data =
+      start_transfer(false, offset, buffer, count, datatype, advance_pointer);
+  runtime::CollectiveRequest request;
+  request.blocking = blocking;
+  request.settings = collective_settings(false);
+  request.writing = false;
+  request.memory_type = std::make_shared<const core::FlatType>();
+  request.memory = core::MemoryLayout{request.memory_type.get(), 0, 0};
+  return data_after_protocol(start_request(std::move(request)), std::move(data));
+}
+
+Future<std::size_t> File::iwrite_at_all(MPI_Offset offset, const void* buffer, MPI_Count count,
+                                        MPI_Datatype datatype) {
+  return impl().start_collective(true, offset, buffer, count, datatype);
+}
+
+Future<std::size_t> File::iread_at_all(MPI_Offset offset, void* buffer, MPI_Count count,
+                                       MPI_Datatype datatype) {
+  return impl().start_collective(false, offset, buffer, count, datatype);
+}
+
+Future<std::size_t> File::iwrite_all(const void* buffer, MPI_Count count, MPI_Datatype datatype) {
+  Impl& file = impl();
+  return file.start_collective(true, file.pointer, buffer, count, datatype, true);
+}
+
+Future<std::size_t> File::iread_all(void* buffer, MPI_Count count, MPI_Datatype datatype) {
+  Impl& file = impl();
+  return file.start_collective(false, file.pointer, buffer, count, datatype, true);
+}
+
+// The blocking forms tell the runtime that the caller waits at once, so it
+// may do the work on this thread.
+std::size_t File::write_at_all(MPI_Offset offset, const void* buffer, MPI_Count count,
+                               MPI_Datatype datatype) {
+  return impl().run_collective(true, offset, buffer, count, datatype);
+}
+
+std::size_t File::read_at_all(MPI_Offset offset, void* buffer, MPI_Count count,
+                              MPI_Datatype datatype) {
+  return impl().run_collective(false, offset, buffer, count, datatype);
+}
+
+std::size_t File::write_all(const void* buffer, MPI_Count count, MPI_Datatype datatype) {
+  Impl& file = impl();
+  return file.run_collective(true, file.pointer, buffer, count, datatype, true);
+}
+
+std::size_t File::read_all(void* buffer, MPI_Count count, MPI_Datatype datatype) {
+  Impl& file = impl();
+  return file.run_collective(false, file.pointer, buffer, count, datatype, true);
+}
+
+std::vector<OperationStatistics> File::statistics() const {
+  const Impl& file = impl();
+  return file.collective ? file.collective->statistics() : std::vector<OperationStatistics>{};
+}
+
+}  // namespace flowio
