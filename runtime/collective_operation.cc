@@ -145,6 +145,11 @@ std::shared_ptr<CollectiveOperation> CollectiveOperation::begin(CollectiveContex
   if (!op.inline_) op.take_phase_sequence();
   op.runner = &context.runner(op.inline_, *op.request.settings);
   op.executor = &op.runner->executor();
+  // The other processes' announcements may arrive while this one does its
+  // part early: their receives are posted first, so that they land in
+  // place (point to point; the allgather form posts everything below).
+  const int announcement_tag = message_tag(MessageKind::announcement, op.sequence);
+  op.exchange.receive(op.announcements, context.rank(), context.comm(), announcement_tag);
   // With nothing outstanding, every earlier operation is done on every
   // process (each ends with a collective step that follows all its I/O),
   // so a part that will likely go direct can be accessed now, before the
@@ -183,10 +188,9 @@ std::shared_ptr<CollectiveOperation> CollectiveOperation::begin(CollectiveContex
   // Posted here, on the caller's thread, so that every process posts its
   // operations' gathers (where they are collective calls) in the same
   // order.
-  op.gather_requests_ =
-      op.exchange.post(op.announcements, context.rank(), context.comm(),
-                       message_tag(MessageKind::announcement, op.sequence), context.gather_comm(),
-                       op.request.settings->realms.policy == core::RealmPolicy::load_balanced);
+  op.gather_requests_ = op.exchange.post(
+      op.announcements, context.rank(), context.comm(), announcement_tag, context.gather_comm(),
+      op.request.settings->realms.policy == core::RealmPolicy::load_balanced);
   // The offsets stage ends when the announcements are in: here when
   // nothing travels, else in gathered().
   if (op.gather_requests_.empty()) {
