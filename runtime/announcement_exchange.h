@@ -70,19 +70,29 @@ class AnnouncementExchange {
                                                    ? 2 * (kMostPointToPointRanks - 1)
                                                    : 1;
 
+  // Posts, in the point-to-point form, the receives of the other
+  // processes' announcements into their slots of `all` (one per process,
+  // zeroed), on `comm` with `tag`; nothing in the other forms. Optional:
+  // post() posts them if this was not called. Posted before this process
+  // does its own part early (collective_operation.cc), they let the
+  // announcements that arrive meanwhile land in place instead of in MPI's
+  // unexpected-message queue, to be found there and copied again.
+  void receive(std::span<Announcement> all, int rank, MPI_Comm comm, int tag);
   // Posts the exchange of `all[rank]` (this process's, filled in by the
-  // caller) into the other slots of `all` (one per process, zeroed).
-  // Point-to-point messages go on `comm` with `tag`, without the summary's
-  // quantiles unless `with_quantiles` (the slots of those who left them
-  // out keep zeros); the allgather on `gather_comm`, in call order.
-  // Returns the requests to complete (none on one process); they live in
-  // this object.
+  // caller) into the other slots of `all` (one per process, zeroed; the
+  // receives of receive(), if it was called, with the same `all`, `rank`,
+  // `comm` and `tag`). Point-to-point messages go on `comm` with `tag`,
+  // without the summary's quantiles unless `with_quantiles` (the slots of
+  // those who left them out keep zeros); the allgather on `gather_comm`,
+  // in call order. Returns the requests to complete (none on one
+  // process); they live in this object.
   std::span<MPI_Request> post(std::span<Announcement> all, int rank, MPI_Comm comm, int tag,
                               MPI_Comm gather_comm, bool with_quantiles = true);
 
  private:
   std::array<MPI_Request, kMostRequests> requests_{};
   std::size_t count_ = 0;
+  bool received_ = false;  // receive() posted the receives
 };
 
 }  // namespace flowio::runtime

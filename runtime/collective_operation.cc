@@ -12,6 +12,7 @@
 #include "runtime/clock.h"
 #include "runtime/collective_context.h"
 #include "runtime/core/injection_point.h"
+#include "runtime/direct_call.h"
 #include "runtime/executor.h"
 #include "runtime/graph_runner.h"
 #include "runtime/inline_graph_runner.h"
@@ -21,29 +22,6 @@
 
 namespace flowio::runtime {
 namespace {
-
-// The key of this process's access for the plan cache: its range of the
-// view's stream, the direction and the datatype realms' fingerprint. The
-// view and the hints are fixed while plans are kept (the file forgets them
-// when either changes, and when the program describes other realms); the
-// realms are in the key too, so that a plan never serves realms other
-// than its own, whatever drops plans or not.
-std::uint64_t plan_key(const CollectiveRequest& request) {
-  const core::RealmSettings& realms = request.settings->realms;
-  const std::uint64_t values[] = {static_cast<std::uint64_t>(request.access.stream_begin()),
-                                  static_cast<std::uint64_t>(request.access.bytes()),
-                                  request.writing ? 1u : 2u,
-                                  realms.tiling ? realms.tiling->key() : 0u};
-  return PlanCache::combine(values);
-}
-
-// Whether this process's own part would let the call go direct.
-bool may_go_direct(const CollectiveRequest& request, const core::AccessSummary& summary) {
-  using Buffering = CollectiveSettings::Buffering;
-  const Buffering buffering = request.settings->buffering;
-  return buffering == Buffering::disable ||
-         (buffering == Buffering::automatic && !needs_gathering(summary, *request.settings));
-}
 
 // The memory of the last finished operation, kept for the next one (one
 // block per process, taken and given back without a lock): an operation
@@ -80,40 +58,18 @@ struct KeptBlockAllocator {
   }
 };
 
-// What a call reports moved: a write, all its bytes; a read, what it found
-// (`found`, when counted) or else what lies before the end of file. In
-// memory bytes, whole elements, where a data representation converts (the
-// counts above are of the stream in the file). May throw (the file's size).
-std::size_t reported_bytes(CollectiveContext& context, const CollectiveRequest& request,
-                           std::optional<std::int64_t> found) {
-  const core::Access& access = request.access;
-  std::int64_t moved = access.bytes();
-  if (!request.writing && !access.empty()) {
-    moved = found ? *found : access.bytes_before(context.file().size());
-  }
-  if (request.conversion) moved = request.conversion->memory_bytes_within(moved);
-  return static_cast<std::size_t>(moved);
-}
-
-// The fields of an operation's record that its request decides.
-OperationRecord record_of(const CollectiveRequest& request, std::uint64_t sequence) {
-  OperationRecord record;
-  record.sequence = sequence;
-  record.writing = request.writing;
-  record.bytes = request.access.bytes();
-  record.realm_policy = request.settings->realms.policy;
-  record.alltoallw = request.settings->alltoallw;
-  record.read_access = request.settings->window_io.file_readable;
-  return record;
-}
-
 }  // namespace
 
 CollectiveOperation::CollectiveOperation(CollectiveContext& context_, CollectiveRequest request_,
                                          std::function<void()> on_done)
+    : CollectiveOperation(context_, std::move(request_), std::move(on_done),
+                          context_.take_sequence()) {}
+
+CollectiveOperation::CollectiveOperation(CollectiveContext& context_, CollectiveRequest request_,
+                                         std::function<void()> on_done, std::uint64_t sequence_)
     : context(context_),
       request(std::move(request_)),
-      sequence(context_.take_sequence()),
+      sequence(sequence_),
       recorder(context_.rank(), request.writing, sequence),
       on_done_(std::move(on_done)) {}
 
@@ -146,6 +102,11 @@ std::shared_ptr<CollectiveOperation> CollectiveOperation::begin(CollectiveContex
   if (!op.inline_) op.take_phase_sequence();
   op.runner = &context.runner(op.inline_, *op.request.settings);
   op.executor = &op.runner->executor();
+  // The other processes' announcements may arrive while this one does its
+  // part early: their receives are posted first, so that they land in
+  // place (point to point; the allgather form posts everything below).
+  const int announcement_tag = message_tag(MessageKind::announcement, op.sequence);
+  op.exchange.receive(op.announcements, context.rank(), context.comm(), announcement_tag);
   // With nothing outstanding, every earlier operation is done on every
   // process (each ends with a collective step that follows all its I/O),
   // so a part that will likely go direct can be accessed now, before the
@@ -184,10 +145,9 @@ std::shared_ptr<CollectiveOperation> CollectiveOperation::begin(CollectiveContex
   // Posted here, on the caller's thread, so that every process posts its
   // operations' gathers (where they are collective calls) in the same
   // order.
-  op.gather_requests_ =
-      op.exchange.post(op.announcements, context.rank(), context.comm(),
-                       message_tag(MessageKind::announcement, op.sequence), context.gather_comm(),
-                       op.request.settings->realms.policy == core::RealmPolicy::load_balanced);
+  op.gather_requests_ = op.exchange.post(
+      op.announcements, context.rank(), context.comm(), announcement_tag, context.gather_comm(),
+      op.request.settings->realms.policy == core::RealmPolicy::load_balanced);
   // The offsets stage ends when the announcements are in: here when
   // nothing travels, else in gathered().
   if (op.gather_requests_.empty()) {
@@ -199,106 +159,6 @@ std::shared_ptr<CollectiveOperation> CollectiveOperation::begin(CollectiveContex
                              nothing_since ? op.recorder.last_end_ns() : now_ns());
   }
   return operation;
-}
-
-std::optional<std::size_t> CollectiveOperation::run_alone(CollectiveContext& context,
-                                                          const CollectiveRequest& request,
-                                                          std::exception_ptr& failure) {
-  if (context.ranks() != 1 || !request.blocking || request.refused != 0 || !context.idle()) {
-    return std::nullopt;
-  }
-  const std::int64_t started = now_ns();
-  const CollectiveSettings& settings = *request.settings;
-  const core::AccessSummary summary = core::AccessSummary::of(
-      request.access, settings.realms.policy == core::RealmPolicy::load_balanced);
-  if (!may_go_direct(request, summary)) return std::nullopt;
-
-  // The stages of begin() for an early access, with the failures kept as
-  // there (the first one, and its stage).
-  const std::uint64_t sequence = context.take_sequence();
-  std::exception_ptr failed;
-  const char* failed_stage = nullptr;
-  auto guarded = [&](const char* stage, auto&& body) {
-    if (failed) return;
-    try {
-      body();
-    } catch (...) {
-      failed = std::current_exception();
-      failed_stage = stage;
-    }
-  };
-  guarded("offsets", [] { core::injection_point("collective.offsets"); });
-  sync::Lease own_bytes;
-  if (request.atomic) {
-    guarded("direct_lock", [&] {
-      own_bytes = request.atomic->lock_access(request.access, request.writing).get();
-    });
-  }
-  bool accessed = false;
-  std::int64_t io_begin = started;
-  std::int64_t io_end = 0;
-  std::int64_t io_bytes = 0;
-  guarded("direct_io", [&] {
-    if (request.access.empty()) return;
-    // Until here only a few arithmetic steps were taken, unless a lease
-    // was waited for: the io stage starts at the call, one clock read
-    // (30 ns on these machines, a twentieth of a small call) fewer.
-    if (request.atomic) io_begin = now_ns();
-    io_bytes = move_own_part(context, request);
-    io_end = now_ns();
-    accessed = true;
-  });
-  const bool persist = request.writing && settings.durable && accessed;
-  if (persist) guarded("persist", [&] { context.file().sync_data(); });
-  own_bytes.release();
-  // As an operation that accessed its part early, up to its gather
-  // (nothing travels on one process): the offsets stage spans the access.
-  const std::int64_t offsets_end = accessed && !persist && !failed ? io_end : now_ns();
-
-  // The outcome: on one process, the agreement's verdict is this
-  // process's own failure, reported as the agreement reports it.
-  std::exception_ptr result;
-  std::int64_t agree_begin = 0;
-  std::int64_t agree_end = 0;
-  if (failed) {
-    agree_begin = offsets_end;
-    OutcomeAgreement agreement;
-    agreement.post(context.comm(), message_tag(MessageKind::outcome, sequence), 0, 1, failed,
-                   failed_stage);
-    result = agreement.outcome(request.writing ? "collective write" : "collective read");
-    agree_end = now_ns();
-  }
-  std::size_t moved = 0;
-  if (!result) {
-    try {
-      moved = reported_bytes(context, request,
-                             accessed ? std::optional<std::int64_t>(io_bytes) : std::nullopt);
-    } catch (...) {
-      result = std::current_exception();
-    }
-  }
-
-  // The statistics an operation would leave (OperationRecorder's sums and
-  // trace spans, made here on one thread without its atomic counters).
-  OperationRecord record = record_of(request, sequence);
-  record.nanoseconds = (failed ? agree_end : offsets_end) - started;
-  record.aggregators = summary.bytes > 0 ? 1 : 0;
-  record.aggregator = accessed;
-  record.iterations = accessed ? 1 : 0;
-  if (accessed) record.methods = 1u << static_cast<unsigned>(Method::direct);
-  const auto span = [&](Stage stage, std::int64_t begin, std::int64_t end, StageSums sums) {
-    trace_span(stage, context.rank(), request.writing, sequence, begin, end);
-    if (sums.nanoseconds != 0 || sums.bytes != 0 || sums.io_requests != 0) {
-      record.add_stage(stage, sums);
-    }
-  };
-  // In stage order, as OperationRecorder::fill gives them.
-  span(Stage::offsets, started, offsets_end, {offsets_end - started});
-  if (accessed) span(Stage::io, io_begin, io_end, {io_end - io_begin, io_bytes, 0, 0});
-  if (failed) span(Stage::agree, agree_begin, agree_end, {agree_end - agree_begin});
-  context.log(std::move(record));
-  failure = result;
-  return result ? 0 : moved;
 }
 
 void CollectiveOperation::run_inline() {
@@ -337,6 +197,9 @@ std::size_t CollectiveOperation::run(CollectiveContext& context, CollectiveReque
     on_done();
     return *moved;
   }
+  if (std::optional<std::size_t> moved = run_settled(context, request, on_done, failure)) {
+    return *moved;
+  }
   std::shared_ptr<CollectiveOperation> operation =
       begin(context, std::move(request), std::move(on_done));
   CollectiveOperation& op = *operation;
@@ -358,6 +221,40 @@ std::size_t CollectiveOperation::run(CollectiveContext& context, CollectiveReque
     }
   }
   op.run_inline();
+  failure = op.result_;
+  return op.moved_;
+}
+
+std::size_t CollectiveOperation::resume_at_gather(CollectiveContext& context,
+                                                  CollectiveRequest&& request,
+                                                  std::function<void()>&& on_done,
+                                                  SettledAttempt&& attempt,
+                                                  std::exception_ptr& failure) {
+  auto operation = std::allocate_shared<CollectiveOperation>(
+      KeptBlockAllocator<CollectiveOperation>(), context, std::move(request), std::move(on_done),
+      attempt.sequence);
+  CollectiveOperation& op = *operation;
+  op.self_ = operation;
+  op.started_ns = attempt.started_ns;
+  op.announcements = std::move(attempt.announcements);
+  // What begin() leaves for an inline operation that accessed its part
+  // early, and what gathered() records when the announcements came.
+  op.inline_ = true;
+  op.runner = &context.runner(true, *op.request.settings);
+  op.executor = &op.runner->executor();
+  const EarlyAccess& early = attempt.early;
+  if (early.failure) op.fail(early.failure, early.failed_stage);
+  if (early.accessed) {
+    op.recorder.record_until(Stage::io, early.io_begin_ns, early.io_end_ns, -1, "", early.io_bytes);
+    op.recorder.add_method(Method::direct);
+    if (!op.request.writing) op.bytes_read_directly = early.io_bytes;
+    op.accessed_directly = true;
+  }
+  op.recorder.record_until(Stage::offsets, op.started_ns, attempt.gathered_ns);
+  bool completed = false;
+  op.completed_ = &completed;
+  op.gathered(attempt.code);
+  if (!completed) context.inline_runner().drive([&completed] { return completed; });
   failure = op.result_;
   return op.moved_;
 }

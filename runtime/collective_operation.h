@@ -31,6 +31,7 @@
 #include "runtime/collective_plan.h"
 #include "runtime/collective_request.h"
 #include "runtime/core/realm_policy.h"
+#include "runtime/direct_call.h"
 #include "runtime/operation_recorder.h"
 #include "runtime/outcome_agreement.h"
 #include "runtime/plan_check.h"
@@ -100,6 +101,10 @@ class CollectiveOperation {
  public:
   CollectiveOperation(CollectiveContext& context, CollectiveRequest request,
                       std::function<void()> on_done);
+  // With the sequence number the call already took (a call that began
+  // without an operation, run_settled).
+  CollectiveOperation(CollectiveContext& context, CollectiveRequest request,
+                      std::function<void()> on_done, std::uint64_t sequence);
   CollectiveOperation(const CollectiveOperation&) = delete;
   CollectiveOperation& operator=(const CollectiveOperation&) = delete;
 
@@ -227,6 +232,32 @@ class CollectiveOperation {
   static std::optional<std::size_t> run_alone(CollectiveContext& context,
                                               const CollectiveRequest& request,
                                               std::exception_ptr& failure);
+  // A blocking call alone on a file of a few processes (point-to-point
+  // announcements) whose part goes direct: this process moves its part
+  // and sends its announcement, as begin() does, but without an
+  // operation. If every process did its part early without failing (what
+  // the announcements tell), the call is settled here, recorded as an
+  // operation settled at its gather would be, and `on_done` runs; else an
+  // operation is made from what was done and continues from its gather
+  // (resume_at_gather): the agreement, or the data phase for those that
+  // did not go direct. Empty when the call is not such a call (nothing was
+  // done then, `request` and `on_done` are untouched).
+  static std::optional<std::size_t> run_settled(CollectiveContext& context,
+                                                CollectiveRequest& request,
+                                                std::function<void()>& on_done,
+                                                std::exception_ptr& failure);
+  // What run_settled did before it found the call not settled.
+  struct SettledAttempt {
+    std::uint64_t sequence;
+    std::int64_t started_ns;
+    std::int64_t gathered_ns;  // when the announcements were in
+    int code;                  // of their exchange
+    std::vector<Announcement> announcements;
+    EarlyAccess early;
+  };
+  static std::size_t resume_at_gather(CollectiveContext& context, CollectiveRequest&& request,
+                                      std::function<void()>&& on_done, SettledAttempt&& attempt,
+                                      std::exception_ptr& failure);
   // An inline operation: waits for the announcements, then runs the
   // stages on this thread until the operation is complete.
   void run_inline();
