@@ -19,29 +19,15 @@
 #include "flowio/flowio.h"
 #include "tests/api/test_paths.h"
 #include "tests/support/fault_scope.h"
+#include "tests/support/world.h"
 
 namespace {
 
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-int world_size() {
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
+using flowio::testing::all_ranks;
+using flowio::testing::world_rank;
+using flowio::testing::world_size;
 
 char pattern(std::int64_t file_offset) { return static_cast<char>((file_offset * 131 + 7) % 251); }
-
-// True on every rank when `mine` is true on every rank.
-bool all_ranks(bool mine) {
-  int local = mine ? 1 : 0, all = 0;
-  MPI_Allreduce(&local, &all, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-  return all == 1;
-}
 
 // The same value on every rank.
 bool same_on_all_ranks(std::int64_t value) {
