@@ -10,12 +10,11 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
 #include "flowio/flowio.h"
+#include "tests/api/file_contents.h"
 #include "tests/api/test_paths.h"
 #include "tests/support/fault_scope.h"
 #include "tests/support/future_deadline.h"
@@ -23,19 +22,16 @@
 
 namespace {
 
+using flowio::testing::pattern;
+using flowio::testing::read_whole_file;
+using flowio::testing::write_pattern_file;
+
 using flowio::testing::all_ranks;
 using flowio::testing::fresh_path;
 using flowio::testing::world_rank;
 using flowio::testing::world_size;
 
 // The byte every test expects at `file_offset` of a file it wrote.
-char pattern(std::int64_t file_offset) { return static_cast<char>((file_offset * 131 + 7) % 251); }
-
-std::vector<char> read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::vector<char>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
 // Each rank sees every world_size()-th block of `block_bytes` bytes, from
 // its own displacement rank * block_bytes.
 MPI_Datatype interleaved_blocks(int block_bytes) {
@@ -57,17 +53,6 @@ std::string describe(const flowio::Hints& hints) {
   std::string text;
   for (const auto& [key, value] : hints) text += key + "=" + value + " ";
   return text;
-}
-
-// Rank 0 fills `path` with `bytes` pattern bytes; every rank waits.
-void write_pattern_file(const std::string& path, std::int64_t bytes) {
-  if (world_rank() == 0) {
-    std::vector<char> contents(static_cast<std::size_t>(bytes));
-    for (std::int64_t i = 0; i < bytes; ++i) contents[static_cast<std::size_t>(i)] = pattern(i);
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
 }
 
 }  // namespace

@@ -7,16 +7,17 @@
 
 #include <cstdint>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 #include <string>
 #include <vector>
 
 #include "flowio/flowio.h"
+#include "tests/api/file_contents.h"
 #include "tests/api/test_paths.h"
 #include "tests/support/world.h"
 
 namespace {
+
+using flowio::testing::read_whole_file;
 
 using flowio::testing::world_rank;
 using flowio::testing::world_size;
@@ -77,11 +78,6 @@ flowio::Hints hints(const std::string& mode) {
           {"romio_cb_read", "enable"},
           {"cb_buffer_size", std::to_string(kBuffer)},
           {"flowio_exchange", "point_to_point"}};
-}
-
-std::vector<char> read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::vector<char>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 // Writes this rank's stream in `mode` (from spaced memory if `spaced`),

@@ -6,18 +6,15 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
-#include <iterator>
 
 #include "tests/api/differential_case.h"
+#include "tests/api/file_contents.h"
 #include "tests/support/world.h"
 
 namespace flowio::testing {
 namespace {
 
-std::vector<char> read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::vector<char>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+using flowio::testing::read_whole_file;
 
 bool file_exists(const std::string& path) { return ::access(path.c_str(), F_OK) == 0; }
 

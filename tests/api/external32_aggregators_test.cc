@@ -18,10 +18,13 @@
 #include <vector>
 
 #include "flowio/flowio.h"
+#include "tests/api/file_contents.h"
 #include "tests/api/test_paths.h"
 #include "tests/support/world.h"
 
 namespace {
+
+using flowio::testing::read_whole_file;
 
 using Bytes = std::vector<unsigned char>;
 
@@ -78,15 +81,6 @@ Bytes expected_image(const std::function<Part(int)>& part_of, int ranks) {
   return image;
 }
 
-Bytes read_whole_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  REQUIRE(fd >= 0);
-  Bytes bytes(static_cast<std::size_t>(::lseek(fd, 0, SEEK_END)));
-  REQUIRE(::pread(fd, bytes.data(), bytes.size(), 0) == static_cast<ssize_t>(bytes.size()));
-  ::close(fd);
-  return bytes;
-}
-
 std::int64_t packed_bytes(const flowio::OperationStatistics& statistics) {
   for (const flowio::StageStatistics& stage : statistics.stages) {
     if (stage.name == "pack") return stage.bytes;
@@ -139,7 +133,7 @@ void check_case(const std::string& name, const std::function<Part(int)>& part_of
     case Packing::any:
       break;
   }
-  if (rank == 0) CHECK(read_whole_file(path) == expected_image(part_of, ranks));
+  if (rank == 0) CHECK(read_whole_file<unsigned char>(path) == expected_image(part_of, ranks));
   Bytes back(memory.size(), 0xEE);
   CHECK(file.read_at_all(0, back.data(), memory_count, memory_type) == bytes);
   CHECK(back == memory);
@@ -298,7 +292,7 @@ TEST_CASE("Api.External32Aggregators.FallBackToClients") {
         for (int k = 0; k < 8; ++k) at[4 + k] = reinterpret_cast<const unsigned char*>(&b)[7 - k];
       }
     }
-    CHECK(read_whole_file(path) == expected);
+    CHECK(read_whole_file<unsigned char>(path) == expected);
   }
   file.close();
   MPI_Type_free(&memory_record);

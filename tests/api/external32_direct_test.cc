@@ -19,10 +19,13 @@
 #include <vector>
 
 #include "flowio/flowio.h"
+#include "tests/api/file_contents.h"
 #include "tests/api/test_paths.h"
 #include "tests/support/world.h"
 
 namespace {
+
+using flowio::testing::read_whole_file;
 
 using Bytes = std::vector<unsigned char>;
 
@@ -51,15 +54,6 @@ const Element kElements[] = {
 // so a unit reversed wrongly, shifted or from another element shows.
 unsigned char byte_of(int rank, std::int64_t i, int b) {
   return static_cast<unsigned char>((rank * 131 + i * 17 + b * 29 + (i >> 8)) & 0xFF);
-}
-
-Bytes read_whole_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  REQUIRE(fd >= 0);
-  Bytes bytes(static_cast<std::size_t>(::lseek(fd, 0, SEEK_END)));
-  REQUIRE(::pread(fd, bytes.data(), bytes.size(), 0) == static_cast<ssize_t>(bytes.size()));
-  ::close(fd);
-  return bytes;
 }
 
 // One case: each rank's `count` elements, `block` per block of memory
@@ -141,7 +135,7 @@ void check_case(const Element& element, const Case& c, const std::string& label)
         }
       }
     }
-    const Bytes got = read_whole_file(path);
+    const Bytes got = read_whole_file<unsigned char>(path);
     REQUIRE(got.size() == expected.size());
     std::size_t first_difference = 0;
     while (first_difference < got.size() && got[first_difference] == expected[first_difference])

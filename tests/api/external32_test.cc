@@ -18,10 +18,13 @@
 #include <vector>
 
 #include "flowio/flowio.h"
+#include "tests/api/file_contents.h"
 #include "tests/api/test_paths.h"
 #include "tests/support/world.h"
 
 namespace {
+
+using flowio::testing::read_whole_file;
 
 using Bytes = std::vector<unsigned char>;
 
@@ -130,15 +133,6 @@ void make_value(const Element& element, int rank, int index, unsigned char* out)
   }
 }
 
-Bytes read_whole_file(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY);
-  REQUIRE(fd >= 0);
-  Bytes bytes(static_cast<std::size_t>(::lseek(fd, 0, SEEK_END)));
-  REQUIRE(::pread(fd, bytes.data(), bytes.size(), 0) == static_cast<ssize_t>(bytes.size()));
-  ::close(fd);
-  return bytes;
-}
-
 // Each rank's `count` elements at rank * count (independent), then
 // `count` more interleaved with the other ranks (collective, from every
 // other element of memory); the file must hold the standard's encoding,
@@ -187,7 +181,7 @@ void check_element(const Element& element, const flowio::Hints& hints) {
         encode(element, value.data(), expected);
       }
     }
-    CHECK(read_whole_file(path) == expected);
+    CHECK(read_whole_file<unsigned char>(path) == expected);
   }
   Bytes back(strided.size(), 0xEE);
   CHECK(file.read_at_all(0, back.data(), 1, every_other) == mine.size());
@@ -294,7 +288,7 @@ TEST_CASE("Api.External32.MixedRecordsSplitAcrossWindows") {
       CHECK(file.write_all(mine.data(), kRecords, sized_record) == kRecords * 46);
       file.sync();
       MPI_Barrier(MPI_COMM_WORLD);
-      if (rank == 0) CHECK(read_whole_file(path) == expected);
+      if (rank == 0) CHECK(read_whole_file<unsigned char>(path) == expected);
       std::vector<Record> back(kRecords);
       std::memset(back.data(), 0x5A, back.size() * sizeof(Record));
       CHECK(file.read_at_all(0, back.data(), kRecords, sized_record) == kRecords * 46);

@@ -14,27 +14,24 @@
 #include <cstdio>
 #include <cstring>
 #include <fstream>
-#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "flowio/flowio.h"
+#include "tests/api/file_contents.h"
 #include "tests/api/test_paths.h"
 #include "tests/support/world.h"
 
 namespace {
+
+using flowio::testing::read_whole_file;
 
 constexpr int kDoubles = 4096;
 
 using flowio::testing::all_ranks;
 using flowio::testing::world_rank;
 using flowio::testing::world_size;
-
-std::vector<char> read_whole_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::vector<char>(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 void write_whole_file(const std::string& path, const std::vector<char>& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

@@ -11,23 +11,23 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdio>
-#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "flowio/flowio.h"
+#include "tests/api/file_contents.h"
 #include "tests/api/test_paths.h"
 #include "tests/support/fault_scope.h"
 #include "tests/support/world.h"
 
 namespace {
 
+using flowio::testing::pattern;
+
 using flowio::testing::all_ranks;
 using flowio::testing::world_rank;
 using flowio::testing::world_size;
-
-char pattern(std::int64_t file_offset) { return static_cast<char>((file_offset * 131 + 7) % 251); }
 
 // The same value on every rank.
 bool same_on_all_ranks(std::int64_t value) {
@@ -41,13 +41,7 @@ bool same_on_all_ranks(std::int64_t value) {
 // waits and gets its path.
 std::string pattern_file(const std::string& name, std::int64_t bytes) {
   const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, name);
-  if (world_rank() == 0) {
-    std::vector<char> contents(static_cast<std::size_t>(bytes));
-    for (std::int64_t i = 0; i < bytes; ++i) contents[static_cast<std::size_t>(i)] = pattern(i);
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
+  flowio::testing::write_pattern_file(path, bytes);
   return path;
 }
 
