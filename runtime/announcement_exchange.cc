@@ -38,9 +38,7 @@ std::span<MPI_Request> AnnouncementExchange::post(std::span<Announcement> all, i
     return {requests_.data(), count_};
   }
   // Receives take the whole announcement; a message may be shorter.
-  constexpr int kWithoutQuantiles =
-      static_cast<int>(offsetof(Announcement, summary) + offsetof(core::AccessSummary, quantile));
-  const int sent = with_quantiles ? kBytes : kWithoutQuantiles;
+  const int sent = with_quantiles ? kBytes : static_cast<int>(kAnnouncementBytesWithoutQuantiles);
   for (int to = 0; to < ranks; ++to) {
     if (to == rank) continue;
     check_mpi(MPI_Isend(&all[static_cast<std::size_t>(rank)], sent, MPI_BYTE, to, tag, comm,
