@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <optional>
+#include <sstream>
 #include <stdexcept>
 
 #include "flowio/error.h"
@@ -70,6 +71,27 @@ std::int64_t Options::integer(const std::string& key, std::int64_t fallback) {
   const std::int64_t number = std::stoll(value, &used);
   if (used != value.size()) throw std::invalid_argument("--" + key + " wants an integer");
   return number;
+}
+
+std::vector<std::string> Options::list(const std::string& key, const std::string& fallback) {
+  std::vector<std::string> items;
+  std::stringstream in(text(key, fallback));
+  for (std::string item; std::getline(in, item, ',');) {
+    if (!item.empty()) items.push_back(item);
+  }
+  return items;
+}
+
+std::vector<std::int64_t> Options::integers(const std::string& key, const std::string& fallback) {
+  std::vector<std::int64_t> values;
+  for (const std::string& item : list(key, fallback)) {
+    std::size_t used = 0;
+    const std::int64_t value = std::stoll(item, &used);
+    if (used != item.size()) throw std::invalid_argument("--" + key + ": not an integer: " + item);
+    values.push_back(value);
+  }
+  if (values.empty()) throw std::invalid_argument("--" + key + ": empty list");
+  return values;
 }
 
 std::string Options::choice(const std::string& key, const std::string& fallback,
@@ -385,15 +407,22 @@ void verify_file(const std::string& reader, const std::string& path, const Acces
   verify_file(reader, path, access, "native", expected, what);
 }
 
-void compare_access(Report& report, const Fields& fields, const Access& access,
-                    const AccessSettings& settings) {
+std::int64_t data_bytes(const Access& access) {
   MPI_Count type_size = 0;
   check_mpi(MPI_Type_size_c(access.memtype, &type_size), "MPI_Type_size_c");
-  std::int64_t local_bytes = type_size * access.count, total_bytes = 0;
+  return type_size * access.count;
+}
+
+std::vector<std::byte> rank_data(const Access& access) {
+  return typed_buffer(access.memtype, access.count, pattern(world_rank(), data_bytes(access)));
+}
+
+void compare_access(Report& report, const Fields& fields, const Access& access,
+                    const AccessSettings& settings) {
+  std::int64_t local_bytes = data_bytes(access), total_bytes = 0;
   check_mpi(MPI_Allreduce(&local_bytes, &total_bytes, 1, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD),
             "MPI_Allreduce");
-  const std::vector<std::byte> expected =
-      typed_buffer(access.memtype, access.count, pattern(world_rank(), local_bytes));
+  const std::vector<std::byte> expected = rank_data(access);
 
   const ScratchFile flowio_path(settings.dir, "flowio.dat"), mpich_path(settings.dir, "mpich.dat");
   flowio::File file = flowio::File::open(MPI_COMM_WORLD, flowio_path.path(),

@@ -35,6 +35,11 @@ class Options {
   Options(int argc, char** argv);
   std::string text(const std::string& key, const std::string& fallback);
   std::int64_t integer(const std::string& key, std::int64_t fallback);
+  // A comma-separated list; empty items are dropped, so "" gives none.
+  std::vector<std::string> list(const std::string& key, const std::string& fallback);
+  // A comma-separated list of integers. Throws std::invalid_argument if an
+  // item is not an integer or the list is empty.
+  std::vector<std::int64_t> integers(const std::string& key, const std::string& fallback);
   // Throws std::invalid_argument unless the value is one of `allowed`.
   std::string choice(const std::string& key, const std::string& fallback,
                      const std::vector<std::string>& allowed);
@@ -223,6 +228,15 @@ struct Access {
   MPI_Datatype memtype = MPI_BYTE;
   MPI_Count count = 0;
 };
+
+// The bytes of data (gaps excluded) in `access.count` copies of
+// `access.memtype`.
+std::int64_t data_bytes(const Access& access);
+
+// This rank's data for `access` as it lies in memory: typed_buffer of
+// pattern(world rank, data_bytes(access)). What a write of the access sends
+// and what its read must produce.
+std::vector<std::byte> rank_data(const Access& access);
 
 struct AccessSettings {
   int reps = 5;

@@ -43,7 +43,6 @@
 #include <iterator>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -68,28 +67,6 @@ using bench::compress::WholeWrites;
 using flowio::CompressionStatistics;
 using flowio::exchange::CompressionRule;
 using flowio::exchange::CompressionSettings;
-
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> items;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    if (!item.empty()) items.push_back(item);
-  }
-  return items;
-}
-
-std::vector<std::int64_t> integers(const std::string& key, const std::string& text) {
-  std::vector<std::int64_t> values;
-  for (const std::string& item : split(text)) {
-    std::size_t used = 0;
-    const long long value = std::stoll(item, &used);
-    if (used != item.size()) throw std::invalid_argument("--" + key + ": not an integer: " + item);
-    values.push_back(value);
-  }
-  if (values.empty()) throw std::invalid_argument("--" + key + ": empty list");
-  return values;
-}
 
 // Statistics of one mode summed over ranks and the timed repetitions.
 std::vector<double> flatten(const CompressionStatistics& s) {
@@ -156,11 +133,10 @@ int main(int argc, char** argv) {
         const std::vector<bool> shares_memory =
             flowio::exchange::peers_sharing_memory(MPI_COMM_WORLD);
         const std::string sweep = options.text("sweep", "zeros");
-        const std::vector<std::string> types = split(options.text("types", "float"));
-        const std::vector<std::int64_t> loads = integers("loads", options.text("loads", "500"));
-        const std::vector<std::int64_t> zeros =
-            integers("zeros", options.text("zeros", "0,25,50,75,100"));
-        const std::vector<std::string> modes = split(options.text("modes", "off,on,auto"));
+        const std::vector<std::string> types = options.list("types", "float");
+        const std::vector<std::int64_t> loads = options.integers("loads", "500");
+        const std::vector<std::int64_t> zeros = options.integers("zeros", "0,25,50,75,100");
+        const std::vector<std::string> modes = options.list("modes", "off,on,auto");
         const std::int64_t nodes = options.integer("nodes", 4096);
         const std::int64_t window = options.integer("cb_buffer_size", 1048576);
         const std::int64_t in_flight = options.integer("in_flight", 8);

@@ -50,21 +50,14 @@ int main(int argc, char** argv) {
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
 
         for (const std::string& name : cases) {
-          bench::RegionPattern pattern;
-          pattern.name = name;
-          pattern.regions = size / pattern.region_size;
+          const bench::RegionPattern pattern = bench::sized_region_pattern(name, size);
           const bench::RegionAccess region =
               bench::make_region_access(pattern, bench::Description::compact);
           const bench::Access& access = region.access;
-          MPI_Count type_size = 0;
-          check_mpi(MPI_Type_size_c(access.memtype, &type_size), "MPI_Type_size_c");
-          const std::int64_t bytes = type_size * access.count;
+          const std::int64_t bytes = bench::data_bytes(access);
           // One buffer per operation: those in flight must not share one.
-          std::vector<std::vector<std::byte>> buffers;
-          for (std::int64_t k = 0; k < ops; ++k) {
-            buffers.push_back(
-                bench::typed_buffer(access.memtype, access.count, bench::pattern(rank, bytes)));
-          }
+          const std::vector<std::vector<std::byte>> buffers(static_cast<std::size_t>(ops),
+                                                            bench::rank_data(access));
           const bench::ScratchFile flowio_path(common.dir, "inflight-flowio.dat"),
               mpich_path(common.dir, "inflight-mpich.dat");
           flowio::File file = flowio::File::open(MPI_COMM_WORLD, flowio_path.path(),

@@ -32,7 +32,6 @@
 #include <cstring>
 #include <functional>
 #include <memory>
-#include <sstream>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -203,13 +202,6 @@ const std::vector<std::string> kAllOps = {"write_at",     "read_at",     "iwrite
                                           "write_at_all", "read_at_all", "open_close",
                                           "nc_write",     "nc_read"};
 
-std::vector<std::string> split_list(const std::string& text) {
-  std::vector<std::string> items;
-  std::stringstream stream(text);
-  for (std::string item; std::getline(stream, item, ',');) items.push_back(item);
-  return items;
-}
-
 // One side's state for one op: its open file (or, for open_close, its path)
 // and the microseconds of its timed calls.
 struct Runner {
@@ -348,10 +340,9 @@ int main(int argc, char** argv) {
         settings.rounds = common.reps;
         settings.pattern = bench::region_options(options);
         settings.pattern.regions = options.integer("regions", 65536);
-        const std::string ops = options.text("ops", "all");
-        settings.ops = ops == "all" ? kAllOps : split_list(ops);
-        const std::vector<std::string> sides =
-            split_list(options.text("sides", "flowio,layer,mpich"));
+        const std::vector<std::string> ops = options.list("ops", "all");
+        settings.ops = ops == std::vector<std::string>{"all"} ? kAllOps : ops;
+        const std::vector<std::string> sides = options.list("sides", "flowio,layer,mpich");
         options.finish();
         if (settings.bytes < 1 || settings.calls < 1 || settings.nc_calls < 1) {
           throw std::invalid_argument("--bytes, --calls and --nc_calls must be positive");

@@ -63,7 +63,6 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -85,15 +84,6 @@ using flowio::sync::LockSettings;
 
 using flowio::testing::world_rank;
 using flowio::testing::world_size;
-
-std::vector<std::string> split(const std::string& text) {
-  std::vector<std::string> parts;
-  std::stringstream stream(text);
-  for (std::string part; std::getline(stream, part, ',');) {
-    if (!part.empty()) parts.push_back(part);
-  }
-  return parts;
-}
 
 std::string lock_name(const LockSettings& settings) {
   return std::string(flowio::sync::lock_algorithm_name(settings.algorithm)) +
@@ -423,11 +413,11 @@ int main(int argc, char** argv) {
         const std::string test =
             options.choice("test", "all", {"all", "latency", "contended", "cpu", "throughput"});
         const std::vector<std::string> algorithms =
-            split(options.text("locks", "hybrid,one_sided,mcs,fcntl"));
+            options.list("locks", "hybrid,one_sided,mcs,fcntl");
         const int latency_iterations =
             static_cast<int>(options.integer("latency_iterations", 1000));
         const int iterations = static_cast<int>(options.integer("iterations", 100));
-        const std::vector<std::string> work_ms = split(options.text("work_ms", "0,1,10,100"));
+        const std::vector<std::string> work_ms = options.list("work_ms", "0,1,10,100");
         const double hold_seconds = static_cast<double>(options.integer("hold_ms", 2000)) * 1e-3;
         const std::int64_t mib = options.integer("mib", 64);
         const bool strided =
@@ -440,7 +430,7 @@ int main(int argc, char** argv) {
         const bool collective =
             options.choice("call", "independent", {"independent", "collective"}) == "collective";
         flowio::Hints extra_hints;
-        for (const std::string& hint : split(options.text("hints", ""))) {
+        for (const std::string& hint : options.list("hints", "")) {
           const std::size_t equals = hint.find('=');
           if (equals == std::string::npos)
             throw flowio::UsageError(flowio::ErrorCode::invalid_argument, "--hints: key=value,...");

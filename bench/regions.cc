@@ -110,6 +110,13 @@ RegionAccess make_region_access(const RegionPattern& pattern, Description descri
   return RegionAccess{std::move(memtype), std::move(filetype), access};
 }
 
+RegionPattern sized_region_pattern(const std::string& name, std::int64_t bytes_per_rank) {
+  RegionPattern pattern;
+  pattern.name = name;
+  pattern.regions = bytes_per_rank / pattern.region_size;
+  return pattern;
+}
+
 Fields region_fields(const RegionPattern& pattern) {
   return Fields()
       .add("case", pattern.name)

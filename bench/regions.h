@@ -56,6 +56,11 @@ RegionPattern region_options(Options& options, const std::string& default_elemen
 
 RegionAccess make_region_access(const RegionPattern& pattern, Description description);
 
+// Case `name` moving `bytes_per_rank` bytes per rank (rounded down to whole
+// regions) in regions of the default size and spacing: the cases that
+// bench/repeat and bench/inflight sweep by size.
+RegionPattern sized_region_pattern(const std::string& name, std::int64_t bytes_per_rank);
+
 // The key=value fields that name `pattern`.
 Fields region_fields(const RegionPattern& pattern);
 

@@ -22,7 +22,6 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -34,14 +33,6 @@
 namespace {
 
 using flowio::check_mpi;
-
-std::vector<std::int64_t> parse_sizes(const std::string& text) {
-  std::vector<std::int64_t> sizes;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) sizes.push_back(std::stoll(item));
-  return sizes;
-}
 
 // One implementation's file with the case's view, and its repeated call.
 struct Side {
@@ -56,7 +47,7 @@ int main(int argc, char** argv) {
       argc, argv, "repeat", [](bench::Options& options, bench::Report& report) {
         const bench::AccessSettings settings = bench::access_settings(options);
         const std::int64_t calls = options.integer("calls", 1000);
-        const std::vector<std::int64_t> sizes = parse_sizes(options.text("sizes", "32768,1048576"));
+        const std::vector<std::int64_t> sizes = options.integers("sizes", "32768,1048576");
         std::vector<std::string> cases = {"c-c", "nc-c", "c-nc"};
         const std::string chosen = options.choice("case", "all", {"all", "c-c", "nc-c", "c-nc"});
         if (chosen != "all") cases = {chosen};
@@ -64,18 +55,11 @@ int main(int argc, char** argv) {
 
         for (const std::string& name : cases) {
           for (const std::int64_t size : sizes) {
-            bench::RegionPattern pattern;
-            pattern.name = name;
-            pattern.regions = size / pattern.region_size;
+            const bench::RegionPattern pattern = bench::sized_region_pattern(name, size);
             const bench::RegionAccess region =
                 bench::make_region_access(pattern, bench::Description::compact);
             const bench::Access& access = region.access;
-            MPI_Count type_size = 0;
-            check_mpi(MPI_Type_size_c(access.memtype, &type_size), "MPI_Type_size_c");
-            int rank = 0;
-            MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-            const std::vector<std::byte> data = bench::typed_buffer(
-                access.memtype, access.count, bench::pattern(rank, type_size * access.count));
+            const std::vector<std::byte> data = bench::rank_data(access);
             std::vector<std::byte> buffer = data;
 
             const bench::ScratchFile cached_path(settings.dir, "cached.dat"),

@@ -12,72 +12,16 @@
 // that replays it alone. FLOWIO_DIFF_VERBOSE prints every case and the
 // seconds each side took.
 #include <doctest/doctest.h>
-#include <mpi.h>
 
-#include <chrono>
-#include <memory>
-#include <string>
-
-#include "tests/api/differential_case.h"
 #include "tests/api/differential_run.h"
-#include "tests/api/test_paths.h"
-
-namespace {
-
-// Sparse tiles with little data each can spread a case over tens of
-// megabytes of file; such cases are drawn again, so that a case costs about
-// the same everywhere (the background is written and compared whole).
-constexpr long long kMostFileBytes = 4 << 20;
-
-}  // namespace
 
 // Random open modes, views, hints, memory types and call sequences, several
 // calls on one open file, some in flight together: files byte-identical to
 // MPICH's, read counts, pointers and buffers identical to MPICH's.
 TEST_CASE("Api.CollectiveDifferential.RandomCollectiveAccess") {
   using namespace flowio::testing;
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  const DifferentialRun run = differential_run(100, 20261207);
-  const std::string flowio_path = scratch_path(MPI_COMM_WORLD, "cdiff_flowio");
-  const std::string mpich_path = scratch_path(MPI_COMM_WORLD, "cdiff_mpich");
   CaseShape shape;
   shape.collective_percent = 80;
-  long failed_cases = 0;
-  for (long index = run.first; index < run.first + run.cases; ++index) {
-    const auto case_seed = static_cast<std::uint64_t>(run.seed + index);
-    std::mt19937_64 shared(case_seed * 104729);
-    std::mt19937_64 rng(case_seed * 7919 + static_cast<std::uint64_t>(rank));
-    auto planned = std::make_unique<Case>();
-    make_case(shared, rng, case_seed, shape, *planned);
-    while (planned->file_end > kMostFileBytes) {
-      planned = std::make_unique<Case>();
-      make_case(shared, rng, case_seed, shape, *planned);
-    }
-    const Case& c = *planned;
-    if (run.verbose) MESSAGE(c.description);
-
-    CaseOutcome by_flowio(c.operation_count), by_mpich(c.operation_count);
-    const auto started = std::chrono::steady_clock::now();
-    prepare_file(c, case_seed, flowio_path);
-    run_flowio(c, case_seed, flowio_path, by_flowio);
-    MPI_Barrier(MPI_COMM_WORLD);
-    const auto flowio_done = std::chrono::steady_clock::now();
-    prepare_file(c, case_seed, mpich_path);
-    run_mpich(c, case_seed, mpich_path, by_mpich);
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (run.verbose && rank == 0) {
-      const std::chrono::duration<double> flowio_seconds = flowio_done - started,
-                                          mpich_seconds =
-                                              std::chrono::steady_clock::now() - flowio_done;
-      MESSAGE("case " << index << ": flowio " << flowio_seconds.count() << " s, MPICH "
-                      << mpich_seconds.count() << " s, file " << c.file_end << " bytes");
-    }
-    if (!compare_outcomes(c, case_seed, index, mpich_path, by_flowio, by_mpich)) ++failed_cases;
-  }
-  if (rank == 0) {
-    MESSAGE("collective differential cases: " << run.cases << " from seed " << run.seed
-                                              << " (first " << run.first
-                                              << "), failed: " << failed_cases);
-  }
+  run_differential_cases(differential_run(100, 20261207), shape, "cdiff",
+                         "collective differential");
 }

@@ -15,6 +15,7 @@
 
 #include "flowio/flowio.h"
 #include "tests/api/file_contents.h"
+#include "tests/api/interleaved_view.h"
 #include "tests/api/test_paths.h"
 #include "tests/support/fault_scope.h"
 #include "tests/support/future_deadline.h"
@@ -28,27 +29,11 @@ using flowio::testing::write_pattern_file;
 
 using flowio::testing::all_ranks;
 using flowio::testing::fresh_path;
+using flowio::testing::InterleavedView;
 using flowio::testing::world_rank;
 using flowio::testing::world_size;
 
 // The byte every test expects at `file_offset` of a file it wrote.
-// Each rank sees every world_size()-th block of `block_bytes` bytes, from
-// its own displacement rank * block_bytes.
-MPI_Datatype interleaved_blocks(int block_bytes) {
-  MPI_Datatype block, tiled;
-  MPI_Type_contiguous(block_bytes, MPI_BYTE, &block);
-  MPI_Type_create_resized(block, 0, static_cast<MPI_Aint>(block_bytes) * world_size(), &tiled);
-  MPI_Type_commit(&tiled);
-  MPI_Type_free(&block);
-  return tiled;
-}
-
-// File offset of byte `stream_byte` of this rank's interleaved_blocks view.
-std::int64_t interleaved_offset(std::int64_t stream_byte, int block_bytes) {
-  return (stream_byte / block_bytes * world_size() + world_rank()) * block_bytes +
-         stream_byte % block_bytes;
-}
-
 std::string describe(const flowio::Hints& hints) {
   std::string text;
   for (const auto& [key, value] : hints) text += key + "=" + value + " ";
@@ -130,13 +115,13 @@ TEST_CASE("Api.Collective.PointerFormsAdvanceThePointer") {
   const std::string path = fresh_path("coll_pointer");
   const int rank = world_rank();
   constexpr int kInts = 3000;
-  MPI_Datatype filetype = interleaved_blocks(static_cast<int>(sizeof(int)));
+  const InterleavedView view(static_cast<int>(sizeof(int)));
   std::vector<int> mine(kInts);
   for (int i = 0; i < kInts; ++i) mine[static_cast<std::size_t>(i)] = i * world_size() + rank;
   flowio::File file =
       flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::rdwr,
                          {{"cb_buffer_size", "1000"}, {"flowio_buffers_in_flight", "2"}});
-  file.set_view(static_cast<MPI_Offset>(rank * sizeof(int)), MPI_INT, filetype);
+  view.apply(file, MPI_INT);
   flowio::Future<std::size_t> first = file.iwrite_all(mine.data(), kInts / 3, MPI_INT);
   CHECK(file.position() == kInts / 3);
   flowio::Future<std::size_t> second =
@@ -158,7 +143,6 @@ TEST_CASE("Api.Collective.PointerFormsAdvanceThePointer") {
   CHECK(back == mine);
   CHECK(file.position() == kInts);
   file.close();
-  MPI_Type_free(&filetype);
 }
 
 // read_all that runs past end of file returns this rank's bytes before the
@@ -177,15 +161,15 @@ TEST_CASE("Api.Collective.ReadAllPastEndOfFile") {
     if (block_start >= file_bytes) break;
     expected += std::min<std::int64_t>(kBlock, file_bytes - block_start);
   }
-  MPI_Datatype filetype = interleaved_blocks(kBlock);
+  const InterleavedView view(kBlock);
   flowio::File file = flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::rdonly,
                                          {{"cb_buffer_size", "64"}, {"cb_nodes", "1"}});
-  file.set_view(rank * kBlock, MPI_BYTE, filetype);
+  view.apply(file);
   constexpr int kAsked = 100;
   std::vector<char> buffer(kAsked, '#');
   CHECK(file.read_all(buffer.data(), kAsked, MPI_CHAR) == static_cast<std::size_t>(expected));
   for (std::int64_t i = 0; i < expected; ++i) {
-    const char wanted = pattern(interleaved_offset(i, kBlock));
+    const char wanted = pattern(view.file_offset(i));
     if (buffer[static_cast<std::size_t>(i)] != wanted) {
       FAIL_CHECK("byte " << i << " of the buffer is " << int{buffer[static_cast<std::size_t>(i)]}
                          << ", not " << int{wanted});
@@ -200,7 +184,6 @@ TEST_CASE("Api.Collective.ReadAllPastEndOfFile") {
   CHECK(file.iread_all(buffer.data(), kAsked, MPI_CHAR).get() == 0);
   CHECK(file.position() == 2 * kAsked);
   file.close();
-  MPI_Type_free(&filetype);
 }
 
 // A storage failure on the aggregators (ENOSPC from /dev/full) reaches
@@ -346,13 +329,13 @@ TEST_CASE("Api.Collective.SeveralOperationsInFlight") {
   const int rank = world_rank();
   constexpr int kBlock = 24;
   constexpr std::int64_t kBytes = 6000;  // per rank and operation
-  MPI_Datatype filetype = interleaved_blocks(kBlock);
+  const InterleavedView view(kBlock);
   std::vector<char> first(kBytes), second(kBytes), third(kBytes);
   for (std::int64_t i = 0; i < kBytes; ++i) {
     const auto at = static_cast<std::size_t>(i);
-    first[at] = pattern(interleaved_offset(i, kBlock));
-    second[at] = pattern(interleaved_offset(kBytes + i, kBlock));
-    third[at] = static_cast<char>(~pattern(interleaved_offset(i, kBlock)));
+    first[at] = pattern(view.file_offset(i));
+    second[at] = pattern(view.file_offset(kBytes + i));
+    third[at] = static_cast<char>(~pattern(view.file_offset(i)));
   }
   flowio::File file =
       flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::rdwr,
@@ -360,7 +343,7 @@ TEST_CASE("Api.Collective.SeveralOperationsInFlight") {
                           {"flowio_buffers_in_flight", "2"},
                           {"romio_cb_write", "enable"},
                           {"romio_cb_read", "enable"}});
-  file.set_view(rank * kBlock, MPI_BYTE, filetype);
+  view.apply(file);
   flowio::Future<std::size_t> a = file.iwrite_at_all(0, first.data(), kBytes, MPI_CHAR);
   flowio::Future<std::size_t> b = file.iwrite_at_all(kBytes, second.data(), kBytes, MPI_CHAR);
   CHECK(b.get() == static_cast<std::size_t>(kBytes));
@@ -378,7 +361,6 @@ TEST_CASE("Api.Collective.SeveralOperationsInFlight") {
   CHECK(overwrite.get() == static_cast<std::size_t>(kBytes));
   CHECK(after == third);
   file.close();
-  MPI_Type_free(&filetype);
   if (rank == 0) {
     const std::vector<char> contents = read_whole_file(path);
     REQUIRE(contents.size() == static_cast<std::size_t>(2 * kBytes * world_size()));

@@ -12,11 +12,14 @@
 
 #include "flowio/flowio.h"
 #include "tests/api/file_contents.h"
+#include "tests/api/interleaved_view.h"
 #include "tests/api/test_paths.h"
 #include "tests/support/world.h"
 
 namespace {
 
+using flowio::testing::interleaved_offset;
+using flowio::testing::InterleavedView;
 using flowio::testing::read_whole_file;
 
 using flowio::testing::world_rank;
@@ -40,9 +43,7 @@ void fill(char* out, std::int64_t file_offset, std::int64_t bytes, bool random) 
 }
 
 // The file offset of byte `i` of `rank`'s stream: its blocks interleave.
-std::int64_t file_offset(int rank, std::int64_t i) {
-  return (i / kBlock * world_size() + rank) * kBlock + i % kBlock;
-}
+std::int64_t file_offset(int rank, std::int64_t i) { return interleaved_offset(kBlock, rank, i); }
 
 // This rank's stream: its blocks' bytes, in order.
 std::vector<char> stream(bool random) {
@@ -51,15 +52,6 @@ std::vector<char> stream(bool random) {
     fill(data.data() + i, file_offset(world_rank(), i), kBlock, random);
   }
   return data;
-}
-
-MPI_Datatype interleaved_blocks() {
-  MPI_Datatype block, tiled;
-  MPI_Type_contiguous(kBlock, MPI_BYTE, &block);
-  MPI_Type_create_resized(block, 0, static_cast<MPI_Aint>(kBlock) * world_size(), &tiled);
-  MPI_Type_commit(&tiled);
-  MPI_Type_free(&block);
-  return tiled;
 }
 
 // Memory holding `count` 8-byte words each followed by an 8-byte gap, so
@@ -94,7 +86,7 @@ Outcome round_trip(const std::string& mode, bool spaced, bool random) {
       MPI_COMM_WORLD,
       "compression_" + mode + (spaced ? "_spaced" : "") + (random ? "_random" : ""));
   const std::vector<char> data = stream(random);
-  MPI_Datatype view = interleaved_blocks();
+  const InterleavedView view(kBlock);
   MPI_Datatype memory = spaced ? spaced_words() : MPI_BYTE;
   const MPI_Count count = spaced ? 1 : kBytes;
   std::vector<char> buffer(spaced ? 2 * data.size() : data.size(), '\x55');
@@ -105,7 +97,7 @@ Outcome round_trip(const std::string& mode, bool spaced, bool random) {
   {
     flowio::File file = flowio::File::open(MPI_COMM_WORLD, path,
                                            flowio::Mode::create | flowio::Mode::rdwr, hints(mode));
-    file.set_view(world_rank() * kBlock, MPI_BYTE, view);
+    view.apply(file);
     CHECK(file.write_at_all(0, buffer.data(), count, memory) == static_cast<std::size_t>(kBytes));
     std::vector<char> back(buffer.size(), '\x55');
     CHECK(file.read_at_all(0, back.data(), count, memory) == static_cast<std::size_t>(kBytes));
@@ -118,7 +110,6 @@ Outcome round_trip(const std::string& mode, bool spaced, bool random) {
   }
   MPI_Barrier(MPI_COMM_WORLD);
   if (world_rank() == 0) outcome.file = read_whole_file(path);
-  MPI_Type_free(&view);
   if (spaced) MPI_Type_free(&memory);
   MPI_Barrier(MPI_COMM_WORLD);
   if (world_rank() == 0) std::remove(path.c_str());
@@ -209,8 +200,8 @@ TEST_CASE("Api.Compression.ReadPastEndOfFile") {
                                            flowio::Mode::create | flowio::Mode::rdwr, hints("on"));
     if (world_rank() == 0) file.write_at(0, whole.data(), file_bytes, MPI_BYTE);
     file.sync();
-    MPI_Datatype view = interleaved_blocks();
-    file.set_view(world_rank() * kBlock, MPI_BYTE, view);
+    const InterleavedView view(kBlock);
+    view.apply(file);
     std::vector<char> back(static_cast<std::size_t>(kBytes), '\x55');
     const std::size_t got = file.read_at_all(0, back.data(), kBytes, MPI_BYTE);
     // This rank's bytes before end of file, and nothing of memory after them.
@@ -225,7 +216,6 @@ TEST_CASE("Api.Compression.ReadPastEndOfFile") {
         break;
       }
     }
-    MPI_Type_free(&view);
     file.close();
   }
   MPI_Barrier(MPI_COMM_WORLD);

@@ -74,14 +74,11 @@ void check_filetype(const CornerType& corner, const Route& route) {
   CAPTURE(type_name);
   CAPTURE(route_name);
   MPI_Datatype type = corner.make();
-  int size = 0;
-  MPI_Type_size(type, &size);
-  MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-  MPI_Type_get_extent(type, &lb, &extent);
-  MPI_Type_get_true_extent(type, &true_lb, &true_extent);
+  const CornerLayout layout = corner_layout(type);
+  const MPI_Aint extent = layout.extent, true_lb = layout.true_lb, true_extent = layout.true_extent;
   const bool sparse = std::strcmp(corner.name, "stride_beyond_2g") == 0;
   const int copies = sparse ? 1 : kCopies;
-  const std::int64_t bytes = static_cast<std::int64_t>(size) * copies;
+  const std::int64_t bytes = static_cast<std::int64_t>(layout.size) * copies;
   std::vector<char> stream(static_cast<std::size_t>(bytes));
   for (std::int64_t i = 0; i < bytes; ++i) stream[static_cast<std::size_t>(i)] = stream_byte(i);
   const std::int64_t displacement = world_rank() * (sparse ? 8 : kRegion);
@@ -130,11 +127,8 @@ void check_memory_type(const CornerType& corner, const Route& route) {
   CAPTURE(type_name);
   CAPTURE(route_name);
   MPI_Datatype type = corner.make();
-  int size = 0;
-  MPI_Type_size(type, &size);
-  MPI_Aint lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-  MPI_Type_get_extent(type, &lb, &extent);
-  MPI_Type_get_true_extent(type, &true_lb, &true_extent);
+  const CornerLayout layout = corner_layout(type);
+  const MPI_Aint extent = layout.extent, true_lb = layout.true_lb, true_extent = layout.true_extent;
   // The buffer pointer sits `before` bytes into the allocation, so that
   // data below it (a negative true lower bound) is inside.
   const std::int64_t before = true_lb < 0 ? -true_lb : 0;
@@ -143,7 +137,7 @@ void check_memory_type(const CornerType& corner, const Route& route) {
   for (std::size_t i = 0; i < memory.size(); ++i)
     memory[i] = stream_byte(static_cast<std::int64_t>(i));
   char* buffer = memory.data() + before;
-  const std::int64_t bytes = static_cast<std::int64_t>(size) * kCopies;
+  const std::int64_t bytes = static_cast<std::int64_t>(layout.size) * kCopies;
   std::vector<char> packed(static_cast<std::size_t>(bytes));
   int position = 0;
   MPI_Pack(buffer, kCopies, type, packed.data(), static_cast<int>(bytes), &position, MPI_COMM_SELF);

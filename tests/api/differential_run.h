@@ -1,12 +1,17 @@
-// The knobs both differential tests read from the environment:
-// FLOWIO_DIFF_CASES (a fifth of it, at least 20, under the sanitizers,
-// where every case costs about ten times more), FLOWIO_DIFF_FIRST (the
-// first case index, to replay one), FLOWIO_DIFF_SEED (case i uses seed + i)
-// and FLOWIO_DIFF_VERBOSE (print every case).
+// What the two differential tests share: the knobs they read from the
+// environment, FLOWIO_DIFF_CASES (a fifth of it, at least 20, under the
+// sanitizers, where every case costs about ten times more),
+// FLOWIO_DIFF_FIRST (the first case index, to replay one), FLOWIO_DIFF_SEED
+// (case i uses seed + i) and FLOWIO_DIFF_VERBOSE (print every case and the
+// seconds each side took), and the loop that draws, runs and compares the
+// cases.
 #pragma once
 
 #include <algorithm>
 #include <cstdlib>
+#include <string>
+
+#include "tests/api/differential_case.h"
 
 namespace flowio::testing {
 
@@ -30,5 +35,14 @@ inline DifferentialRun differential_run(long default_cases, long default_seed) {
   if (std::getenv("FLOWIO_SANITIZER") != nullptr) run.cases = std::max(run.cases / 5, 20L);
   return run;
 }
+
+// Draws cases run.first to run.first + run.cases - 1 of `shape` (case i
+// from seed run.seed + i), runs each through flowio on the scratch file
+// `name`_flowio and through MPICH's MPI-IO on `name`_mpich, and compares
+// them (compare_outcomes: doctest checks, and a replay command for a
+// failing case). Rank 0 ends with "`label` cases: N from seed S (first F),
+// failed: K". Collective over MPI_COMM_WORLD.
+void run_differential_cases(const DifferentialRun& run, const CaseShape& shape,
+                            const std::string& name, const std::string& label);
 
 }  // namespace flowio::testing

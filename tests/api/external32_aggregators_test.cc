@@ -20,6 +20,7 @@
 #include "flowio/flowio.h"
 #include "tests/api/file_contents.h"
 #include "tests/api/test_paths.h"
+#include "tests/support/with_hint.h"
 #include "tests/support/world.h"
 
 namespace {
@@ -28,6 +29,7 @@ using flowio::testing::read_whole_file;
 
 using Bytes = std::vector<unsigned char>;
 
+using flowio::testing::with_hint;
 using flowio::testing::world_rank;
 using flowio::testing::world_size;
 
@@ -172,11 +174,6 @@ Part interleaved_part(MPI_Datatype type, int size, int rank, int ranks, int elem
 
 const flowio::Hints kTwoPhase = {{"romio_cb_write", "enable"}, {"romio_cb_read", "enable"}};
 
-flowio::Hints with(flowio::Hints hints, const std::string& key, const std::string& value) {
-  hints[key] = value;
-  return hints;
-}
-
 }  // namespace
 
 // Doubles in blocks of three per rank: whole units everywhere, the
@@ -195,10 +192,11 @@ TEST_CASE("Api.External32Aggregators.WholeUnitsConvertedByAggregators") {
   const auto holes = [ranks](int r) {
     return interleaved_part(MPI_DOUBLE, 8, r, ranks, 3, 40, 20);
   };
-  check_case("sieved", holes, with(kTwoPhase, "romio_ds_write", "enable"), Packing::none_anywhere);
-  check_case("vectored", holes, with(kTwoPhase, "romio_ds_write", "disable"),
+  check_case("sieved", holes, with_hint(kTwoPhase, "romio_ds_write", "enable"),
              Packing::none_anywhere);
-  check_case("windows_cut_doubles", blocks_of_three, with(kTwoPhase, "cb_buffer_size", "12"),
+  check_case("vectored", holes, with_hint(kTwoPhase, "romio_ds_write", "disable"),
+             Packing::none_anywhere);
+  check_case("windows_cut_doubles", blocks_of_three, with_hint(kTwoPhase, "cb_buffer_size", "12"),
              Packing::somewhere);
   // Noncontiguous memory: packed natively, converted by the aggregators.
   check_case("strided_memory", blocks_of_three, kTwoPhase, Packing::any, true);
@@ -221,9 +219,9 @@ TEST_CASE("Api.External32Aggregators.UnitsStraddlePieces") {
   };
   // One aggregator: realms split among several may cut a double (its
   // messages then fall back to the clients).
-  const flowio::Hints one = with(kTwoPhase, "cb_nodes", "1");
+  const flowio::Hints one = with_hint(kTwoPhase, "cb_nodes", "1");
   check_case("straddling", part_of, one, Packing::none_anywhere);
-  check_case("straddling_sieved", part_of, with(one, "romio_ds_write", "enable"),
+  check_case("straddling_sieved", part_of, with_hint(one, "romio_ds_write", "enable"),
              Packing::none_anywhere);
   check_case("straddling_realms", part_of, kTwoPhase, Packing::any);
 }
@@ -247,7 +245,7 @@ TEST_CASE("Api.External32Aggregators.UnitsDifferByClient") {
 TEST_CASE("Api.External32Aggregators.FallBackToClients") {
   const int ranks = world_size();
   const auto doubles = [ranks](int r) { return interleaved_part(MPI_DOUBLE, 8, r, ranks, 3, 40); };
-  check_case("alltoallw", doubles, with(kTwoPhase, "flowio_exchange", "alltoallw"),
+  check_case("alltoallw", doubles, with_hint(kTwoPhase, "flowio_exchange", "alltoallw"),
              Packing::everywhere);
 
   // {int, double} records, packed in the file (12 bytes), two per block.

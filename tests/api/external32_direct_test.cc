@@ -21,6 +21,7 @@
 #include "flowio/flowio.h"
 #include "tests/api/file_contents.h"
 #include "tests/api/test_paths.h"
+#include "tests/support/with_hint.h"
 #include "tests/support/world.h"
 
 namespace {
@@ -154,11 +155,6 @@ void check_case(const Element& element, const Case& c, const std::string& label)
 
 const flowio::Hints kDirect = {{"romio_cb_write", "disable"}, {"romio_cb_read", "disable"}};
 
-flowio::Hints with(flowio::Hints hints, const std::string& key, const std::string& value) {
-  hints[key] = value;
-  return hints;
-}
-
 }  // namespace
 
 // Strided memory into each rank's contiguous part of the file, over more
@@ -188,7 +184,7 @@ TEST_CASE("Api.External32Direct.ChunksCutByWindowSize") {
     c.count = 7 * 300;
     c.block = 7;
     c.stride = 9;
-    c.hints = with(kDirect, "cb_buffer_size", "1001");
+    c.hints = flowio::testing::with_hint(kDirect, "cb_buffer_size", "1001");
     check_case(element, c, "window_1001");
   }
 }
@@ -203,7 +199,7 @@ TEST_CASE("Api.External32Direct.HoledFileView") {
     c.stride = 3;
     c.file_block = 5;
     c.file_gap = 12;
-    c.hints = with(kDirect, "cb_buffer_size", "4096");
+    c.hints = flowio::testing::with_hint(kDirect, "cb_buffer_size", "4096");
     check_case(element, c, "holed_view");
   }
 }
@@ -238,8 +234,9 @@ TEST_CASE("Api.External32Direct.ReadStopsAtWholeElements") {
   MPI_Type_commit(&memory_type);
   for (const char* window : {"40", "16777216"}) {
     CAPTURE(window);
-    flowio::File file = flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::rdonly,
-                                           with(kDirect, "cb_buffer_size", window));
+    flowio::File file =
+        flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::rdonly,
+                           flowio::testing::with_hint(kDirect, "cb_buffer_size", window));
     file.set_view(0, MPI_C_DOUBLE_COMPLEX, MPI_C_DOUBLE_COMPLEX, {}, "external32");
     Bytes memory(static_cast<std::size_t>(2 * kWanted * kSize), 0xEE);
     CHECK(file.read_at_all(0, memory.data(), 1, memory_type) ==

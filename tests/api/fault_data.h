@@ -24,6 +24,7 @@ using flowio::ErrorCode;
 using flowio::testing::all_ranks;
 using flowio::testing::fresh_path;
 using flowio::testing::gather_outcomes;
+using flowio::testing::interleaved_offset;
 using flowio::testing::InterleavedView;
 using flowio::testing::observe;
 using flowio::testing::observe_future;
@@ -48,7 +49,7 @@ inline char pattern(std::int64_t file_offset, int salt = 0) {
 
 // File offset of this rank's stream byte `i` under the interleaved view.
 inline std::int64_t file_offset_of(std::int64_t i) {
-  return (i / kBlock * world_size() + world_rank()) * kBlock + i % kBlock;
+  return interleaved_offset(kBlock, world_rank(), i);
 }
 
 inline std::vector<char> my_data(int salt = 0) {

@@ -5,10 +5,19 @@
 
 #include <mpi.h>
 
+#include <cstdint>
+
 #include "flowio/file.h"
 #include "tests/support/world.h"
 
 namespace flowio::testing {
+
+// The file offset of byte `stream_byte` of `rank`'s stream when the ranks'
+// blocks of `block` bytes interleave (InterleavedView(block) as `rank`
+// applies it).
+inline std::int64_t interleaved_offset(std::int64_t block, int rank, std::int64_t stream_byte) {
+  return (stream_byte / block * world_size() + rank) * block + stream_byte % block;
+}
 
 // This rank's blocks: `block` bytes every world_size() blocks, from block
 // number world_rank().
@@ -25,8 +34,15 @@ class InterleavedView {
   InterleavedView(const InterleavedView&) = delete;
   InterleavedView& operator=(const InterleavedView&) = delete;
 
-  void apply(flowio::File& file) const {
-    file.set_view(static_cast<MPI_Offset>(world_rank()) * block_, MPI_BYTE, type_);
+  // Sets the view on `file`, with `etype` (whose size must divide the
+  // block).
+  void apply(flowio::File& file, MPI_Datatype etype = MPI_BYTE) const {
+    file.set_view(static_cast<MPI_Offset>(world_rank()) * block_, etype, type_);
+  }
+
+  // The file offset of this rank's byte `stream_byte` under the view.
+  std::int64_t file_offset(std::int64_t stream_byte) const {
+    return interleaved_offset(block_, world_rank(), stream_byte);
   }
 
  private:

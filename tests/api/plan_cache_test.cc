@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "flowio/flowio.h"
+#include "tests/api/interleaved_view.h"
 #include "tests/api/test_paths.h"
 #include "tests/support/world.h"
 
@@ -21,18 +22,9 @@ constexpr int kBlock = 64;    // bytes of each rank's block
 constexpr int kBlocks = 200;  // blocks per call
 constexpr int kBytes = kBlock * kBlocks;
 
+using flowio::testing::InterleavedView;
 using flowio::testing::world_rank;
 using flowio::testing::world_size;
-
-// Each rank sees every world_size()-th block of kBlock bytes.
-MPI_Datatype interleaved() {
-  MPI_Datatype block, tiled;
-  MPI_Type_contiguous(kBlock, MPI_BYTE, &block);
-  MPI_Type_create_resized(block, 0, static_cast<MPI_Aint>(kBlock) * world_size(), &tiled);
-  MPI_Type_commit(&tiled);
-  MPI_Type_free(&block);
-  return tiled;
-}
 
 std::vector<char> data(int round) {
   std::vector<char> bytes(kBytes);
@@ -48,7 +40,7 @@ const flowio::Hints kTwoPhase = {
 
 struct Fixture {
   std::string path;
-  MPI_Datatype filetype = interleaved();
+  const InterleavedView view{kBlock};  // each rank sees every world_size()-th block
   flowio::File file;
 
   explicit Fixture(const flowio::Hints& hints) {
@@ -57,11 +49,10 @@ struct Fixture {
     MPI_Barrier(MPI_COMM_WORLD);
     file =
         flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::rdwr, hints);
-    file.set_view(world_rank() * kBlock, MPI_BYTE, filetype);
+    view.apply(file);
   }
   ~Fixture() {
     if (file.is_open()) file.close();
-    MPI_Type_free(&filetype);
   }
 
   bool write(MPI_Offset offset, int round) {
@@ -107,7 +98,7 @@ TEST_CASE("Api.PlanCache.ViewHintsAndSizeInvalidate") {
   Fixture f(kTwoPhase);
   CHECK_FALSE(f.write(0, 1));
   CHECK(f.write(0, 2));
-  f.file.set_view(world_rank() * kBlock, MPI_BYTE, f.filetype);
+  f.view.apply(f.file);
   CHECK_FALSE(f.write(0, 3));
   CHECK(f.write(0, 4));
   f.file.set_hints({{"cb_buffer_size", "2048"}});

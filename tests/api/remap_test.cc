@@ -24,14 +24,12 @@
 #include "flowio/file.h"
 #include "flowio/object_file.h"
 #include "flowio/remap.h"
-#include "runtime/core/file_view.h"
 #include "tests/api/test_paths.h"
-#include "tests/support/random_types.h"
+#include "tests/core/access_checks.h"
 
 namespace {
 
-using flowio::testing::random_datatype;
-using flowio::testing::TypeShape;
+using flowio::core::testing::accepted_filetype;
 
 int rank_of(MPI_Comm comm) {
   int rank = 0;
@@ -57,24 +55,6 @@ struct Type {
   }
 };
 
-// A random monotone filetype with data that a view accepts (FileView
-// refuses a few of the generator's types: their tiles would overlap).
-MPI_Datatype valid_filetype(std::mt19937_64& rng, std::int64_t max_bytes, std::string& text) {
-  for (;;) {
-    MPI_Datatype type = random_datatype(rng, TypeShape::monotone, max_bytes, &text);
-    MPI_Count size = 0;
-    MPI_Type_size_x(type, &size);
-    if (size > 0) {
-      try {
-        flowio::core::FileView check(0, MPI_BYTE, type);
-        return type;
-      } catch (const flowio::UsageError&) {
-      }
-    }
-    MPI_Type_free(&type);
-  }
-}
-
 // The producers' layout: one random type T, made to tile with period
 // ranks * E (E covers T's data), rank r displaced by r * E: disjoint views
 // that interleave.
@@ -87,7 +67,7 @@ struct Producer {
 
 void make_producer(std::uint64_t seed, MPI_Comm comm, Producer& out) {
   std::mt19937_64 shared(seed);  // the same on every rank
-  MPI_Datatype type = valid_filetype(shared, 400, out.description);
+  MPI_Datatype type = accepted_filetype(shared, 400, out.description);
   MPI_Count true_lb = 0, true_extent = 0, lb = 0, extent = 0;
   MPI_Type_get_true_extent_x(type, &true_lb, &true_extent);
   MPI_Type_get_extent_x(type, &lb, &extent);
@@ -116,7 +96,7 @@ struct Consumer {
 
 void make_consumer(std::uint64_t seed, MPI_Comm comm, Consumer& out) {
   std::mt19937_64 own(seed * 7919 + static_cast<std::uint64_t>(rank_of(comm)));
-  out.filetype.handle = valid_filetype(own, 500, out.description);
+  out.filetype.handle = accepted_filetype(own, 500, out.description);
   MPI_Count size = 0;
   MPI_Type_size_x(out.filetype.handle, &size);
   // MPI requires the same etype size on every process of a set_view: INT

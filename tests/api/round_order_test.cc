@@ -11,11 +11,12 @@
 #include <mpi.h>
 
 #include <cstdint>
-#include <fstream>
 #include <string>
 #include <vector>
 
 #include "flowio/flowio.h"
+#include "tests/api/file_contents.h"
+#include "tests/api/interleaved_view.h"
 #include "tests/api/test_paths.h"
 #include "tests/support/fault_scope.h"
 #include "tests/support/future_deadline.h"
@@ -23,39 +24,22 @@
 
 namespace {
 
+using flowio::testing::InterleavedView;
+using flowio::testing::pattern;
 using flowio::testing::world_rank;
 using flowio::testing::world_size;
-
-char pattern(std::int64_t file_offset) { return static_cast<char>((file_offset * 131 + 7) % 251); }
+using flowio::testing::write_pattern_file;
 
 constexpr int kBlock = 128;              // bytes of each rank's blocks, interleaved
 constexpr std::int64_t kPerRank = 1536;  // bytes each rank reads
 constexpr std::int64_t kOperations = 3;  // reads in flight at once, each its own part
-
-// Each rank sees every world_size()-th block of kBlock bytes.
-MPI_Datatype interleaved_blocks() {
-  MPI_Datatype block, tiled;
-  MPI_Type_contiguous(kBlock, MPI_BYTE, &block);
-  MPI_Type_create_resized(block, 0, static_cast<MPI_Aint>(kBlock) * world_size(), &tiled);
-  MPI_Type_commit(&tiled);
-  MPI_Type_free(&block);
-  return tiled;
-}
-
-std::int64_t interleaved_offset(std::int64_t stream_byte) {
-  return (stream_byte / kBlock * world_size() + world_rank()) * kBlock + stream_byte % kBlock;
-}
 
 }  // namespace
 
 TEST_CASE("Api.RoundOrder.StalledWindowReadsKeepRoundsInOrder") {
   const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, "round_order");
   const std::int64_t file_bytes = kOperations * kPerRank * world_size();
-  if (world_rank() == 0) {
-    std::ofstream out(path, std::ios::binary | std::ios::trunc);
-    for (std::int64_t i = 0; i < file_bytes; ++i) out.put(pattern(i));
-  }
-  MPI_Barrier(MPI_COMM_WORLD);
+  write_pattern_file(path, file_bytes);
   std::string aggregators;
   for (int r = 0; r < world_size(); ++r) aggregators += (r ? "," : "") + std::to_string(r);
   // Each rank's first window read (and so its first round that has one)
@@ -69,8 +53,8 @@ TEST_CASE("Api.RoundOrder.StalledWindowReadsKeepRoundsInOrder") {
                                           {"romio_cb_fr_alignment", "1024"},
                                           {"flowio_ds_mapping", "disable"},
                                           {"romio_cb_read", "enable"}});
-  MPI_Datatype filetype = interleaved_blocks();
-  file.set_view(world_rank() * kBlock, MPI_BYTE, filetype);
+  const InterleavedView view(kBlock);  // each rank sees every world_size()-th block
+  view.apply(file);
   std::vector<std::vector<char>> got(kOperations, std::vector<char>(kPerRank, '#'));
   std::vector<flowio::Future<std::size_t>> reads;
   for (std::int64_t k = 0; k < kOperations; ++k) {
@@ -81,10 +65,9 @@ TEST_CASE("Api.RoundOrder.StalledWindowReadsKeepRoundsInOrder") {
           static_cast<std::size_t>(kPerRank));
     std::int64_t wrong = 0;
     for (std::int64_t i = 0; i < kPerRank; ++i) {
-      wrong += got[k][static_cast<std::size_t>(i)] != pattern(interleaved_offset(k * kPerRank + i));
+      wrong += got[k][static_cast<std::size_t>(i)] != pattern(view.file_offset(k * kPerRank + i));
     }
     CHECK(wrong == 0);
   }
   file.close();
-  MPI_Type_free(&filetype);
 }

@@ -69,8 +69,50 @@ void check_sieved(const flowio::File& file) {
   CHECK(statistics.back().method == "sieve");
 }
 
+// After the race: the window was sieved, and once closed the file holds
+// every write (check_image); then it goes.
+void check_and_remove(flowio::File& file, const std::string& path, std::int64_t hole) {
+  check_sieved(file);
+  file.close();
+  check_image(path, hole);
+  if (world_rank() == 0) ::unlink(path.c_str());
+}
+
+// Rank 1 starts an independent write into the hole between the ranks'
+// collective bytes, large enough to run on the I/O thread rather than at
+// the call, and it lands 400 ms late; then both ranks write collectively
+// (`blocking`: write_at_all, else iwrite_at_all), and rank 0's window write
+// waits 800 ms after its read. The collective write must wait for the
+// independent write that is still running before it joins.
+void independent_write_running_when_collective_starts(const std::string& name, bool blocking) {
+  const std::int64_t hole = 256 * 1024;
+  const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, name);
+  FaultScope stall(
+      "on=write,rank=1,nth=1,fault=stall,ms=400;on=write,rank=0,nth=1,fault=stall,ms=800");
+  flowio::File file = flowio::File::open(
+      MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::rdwr, sieving_hints());
+  const std::vector<char> independent(hole, 'h');
+  flowio::Future<std::size_t> running;
+  if (world_rank() == 1) running = file.iwrite_at(kEdge, independent.data(), hole, MPI_BYTE);
+  const std::vector<char> collective(kEdge, world_rank() == 0 ? 'a' : 'c');
+  const MPI_Offset at = world_rank() == 0 ? 0 : kEdge + hole;
+  if (blocking) {
+    CHECK(file.write_at_all(at, collective.data(), kEdge, MPI_BYTE) ==
+          static_cast<std::size_t>(kEdge));
+    if (world_rank() == 1) CHECK(running.get() == static_cast<std::size_t>(hole));
+  } else {
+    flowio::Future<std::size_t> pending =
+        file.iwrite_at_all(at, collective.data(), kEdge, MPI_BYTE);
+    if (world_rank() == 1) CHECK(running.get() == static_cast<std::size_t>(hole));
+    CHECK(pending.get() == static_cast<std::size_t>(kEdge));
+  }
+  check_and_remove(file, path, hole);
+}
+
 }  // namespace
 
+// An independent write into a window that a pending collective write has
+// read but not yet written back is not lost to the sieve.
 TEST_CASE("Api.SieveRace.IndependentWriteWhileACollectiveWriteIsPending") {
   const std::int64_t hole = 8192;
   const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, "sieve-race-pending");
@@ -89,56 +131,16 @@ TEST_CASE("Api.SieveRace.IndependentWriteWhileACollectiveWriteIsPending") {
           static_cast<std::size_t>(hole));
   }
   CHECK(pending.get() == static_cast<std::size_t>(kEdge));
-  check_sieved(file);
-  file.close();
-  check_image(path, hole);
-  if (world_rank() == 0) ::unlink(path.c_str());
+  check_and_remove(file, path, hole);
 }
 
+// The collective write waits for an independent write still running when
+// it starts.
 TEST_CASE("Api.SieveRace.IndependentWriteRunningWhenACollectiveWriteStarts") {
-  // Large enough to run on the I/O thread rather than at the call.
-  const std::int64_t hole = 256 * 1024;
-  const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, "sieve-race-running");
-  // Rank 1's independent write lands 400 ms late; rank 0's window write
-  // waits 800 ms after its read.
-  FaultScope stall(
-      "on=write,rank=1,nth=1,fault=stall,ms=400;on=write,rank=0,nth=1,fault=stall,ms=800");
-  flowio::File file = flowio::File::open(
-      MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::rdwr, sieving_hints());
-  const std::vector<char> independent(hole, 'h');
-  flowio::Future<std::size_t> running;
-  if (world_rank() == 1) running = file.iwrite_at(kEdge, independent.data(), hole, MPI_BYTE);
-  const std::vector<char> collective(kEdge, world_rank() == 0 ? 'a' : 'c');
-  const MPI_Offset at = world_rank() == 0 ? 0 : kEdge + hole;
-  flowio::Future<std::size_t> pending = file.iwrite_at_all(at, collective.data(), kEdge, MPI_BYTE);
-  if (world_rank() == 1) CHECK(running.get() == static_cast<std::size_t>(hole));
-  CHECK(pending.get() == static_cast<std::size_t>(kEdge));
-  check_sieved(file);
-  file.close();
-  check_image(path, hole);
-  if (world_rank() == 0) ::unlink(path.c_str());
+  independent_write_running_when_collective_starts("sieve-race-running", false);
 }
 
-// The same with a blocking collective write: it too waits for the
-// independent write that is still running before it joins.
+// The same with a blocking collective write.
 TEST_CASE("Api.SieveRace.IndependentWriteRunningWhenABlockingCollectiveWriteStarts") {
-  const std::int64_t hole = 256 * 1024;
-  const std::string path =
-      flowio::testing::scratch_path(MPI_COMM_WORLD, "sieve-race-running-blocking");
-  FaultScope stall(
-      "on=write,rank=1,nth=1,fault=stall,ms=400;on=write,rank=0,nth=1,fault=stall,ms=800");
-  flowio::File file = flowio::File::open(
-      MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::rdwr, sieving_hints());
-  const std::vector<char> independent(hole, 'h');
-  flowio::Future<std::size_t> running;
-  if (world_rank() == 1) running = file.iwrite_at(kEdge, independent.data(), hole, MPI_BYTE);
-  const std::vector<char> collective(kEdge, world_rank() == 0 ? 'a' : 'c');
-  const MPI_Offset at = world_rank() == 0 ? 0 : kEdge + hole;
-  CHECK(file.write_at_all(at, collective.data(), kEdge, MPI_BYTE) ==
-        static_cast<std::size_t>(kEdge));
-  if (world_rank() == 1) CHECK(running.get() == static_cast<std::size_t>(hole));
-  check_sieved(file);
-  file.close();
-  check_image(path, hole);
-  if (world_rank() == 0) ::unlink(path.c_str());
+  independent_write_running_when_collective_starts("sieve-race-running-blocking", true);
 }

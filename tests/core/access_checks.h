@@ -1,5 +1,6 @@
-// Helpers shared by the tests of Access and of its metadata encoding:
-// random views, the true pieces of a stream range, and a check of every
+// Helpers shared by the tests of Access and of its metadata encoding (and
+// the object set and remap tests, for random filetypes): random views and
+// filetypes a view accepts, the true pieces of a stream range, and a check of every
 // query an Access answers against a byte-by-byte model of its data.
 #pragma once
 
@@ -53,6 +54,42 @@ inline std::vector<Piece> view_pieces(const FileView& view, std::int64_t stream_
   return joined(pieces);
 }
 
+// Whether `type`'s tiles overlap: a few of the generator's "monotone"
+// types have an extent below their true extent, and FileView rightly
+// refuses them. A refusal of any other type is an error.
+inline bool tiles_overlap(MPI_Datatype type) {
+  MPI_Count lb = 0, extent = 0, true_lb = 0, true_extent = 0;
+  MPI_Type_get_extent_x(type, &lb, &extent);
+  MPI_Type_get_true_extent_x(type, &true_lb, &true_extent);
+  return extent < true_extent;
+}
+
+// A random monotone filetype (with data, at most `max_bytes` of it) that a
+// view with displacement 0 and etype MPI_BYTE accepts; types whose tiles
+// overlap are drawn again. The caller frees it; `description` says what it
+// is.
+inline MPI_Datatype accepted_filetype(std::mt19937_64& rng, std::int64_t max_bytes,
+                                      std::string& description) {
+  for (;;) {
+    MPI_Datatype type = flowio::testing::random_datatype(rng, flowio::testing::TypeShape::monotone,
+                                                         max_bytes, &description);
+    MPI_Count size = 0;
+    MPI_Type_size_x(type, &size);
+    if (size > 0) {
+      try {
+        const FileView check(0, MPI_BYTE, type);
+        return type;
+      } catch (const flowio::UsageError&) {
+        if (!tiles_overlap(type)) {
+          MPI_Type_free(&type);
+          throw;
+        }
+      }
+    }
+    MPI_Type_free(&type);
+  }
+}
+
 // A view over a random monotone filetype (with data) that FileView
 // accepts, a random displacement and MPI_BYTE or MPI_INT as etype.
 struct RandomView {
@@ -71,16 +108,10 @@ inline RandomView random_view(std::mt19937_64& rng, std::int64_t max_bytes = 204
     if (size > 0) {
       const std::int64_t displacement = static_cast<std::int64_t>(rng() % 100);
       const MPI_Datatype etype = size % 4 == 0 && rng() % 2 == 0 ? MPI_INT : MPI_BYTE;
-      // A few of the generator's "monotone" types have an extent below
-      // their true extent, so that tiles overlap; FileView rightly refuses
-      // them, and another type is drawn. Any other refusal is an error.
       try {
         out.view = std::make_shared<const FileView>(displacement, etype, type);
       } catch (const flowio::UsageError&) {
-        MPI_Count lb = 0, extent = 0, true_lb = 0, true_extent = 0;
-        MPI_Type_get_extent_x(type, &lb, &extent);
-        MPI_Type_get_true_extent_x(type, &true_lb, &true_extent);
-        if (extent >= true_extent) {
+        if (!tiles_overlap(type)) {
           MPI_Type_free(&type);
           throw;
         }

@@ -26,23 +26,15 @@
 
 #include "flowio/flowio.h"
 #include "io/fault_injection.h"
+#include "tests/support/world.h"
 
 namespace {
 
+using flowio::testing::world_rank;
+using flowio::testing::world_size;
+
 constexpr int kBlock = 4096;  // aligned, so that O_DIRECT can take the blocks
 constexpr int kBlocksPerRank = 16;
-
-int rank_of_world() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-int size_of_world() {
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
 
 // The byte file `salt` holds at `offset` once written.
 char pattern(std::int64_t offset, int salt) {
@@ -95,7 +87,7 @@ std::int64_t offset_of_block(int block, int rank, int ranks) {
 
 // This rank's blocks of `salt`, written as one call through `file`'s view.
 void write_blocks(flowio::File& file, const Route& route, int salt) {
-  const int rank = rank_of_world(), ranks = size_of_world();
+  const int rank = world_rank(), ranks = world_size();
   // O_DIRECT needs aligned memory.
   void* memory = nullptr;
   if (posix_memalign(&memory, kBlock, static_cast<std::size_t>(kBlock) * kBlocksPerRank) != 0) {
@@ -166,7 +158,7 @@ void write_then_fail(const std::string& directory) {
                        true,
                        kAfterFailureSalt};
   const std::string path = directory + "/" + route.file;
-  const int ranks = size_of_world(), rank = rank_of_world();
+  const int ranks = world_size(), rank = world_rank();
   {
     flowio::File file = flowio::File::open(MPI_COMM_WORLD, path,
                                            flowio::Mode::create | flowio::Mode::rdwr, route.hints);
@@ -246,7 +238,7 @@ int main(int argc, char** argv) {
   } catch (const flowio::Error& error) {
     fail(error.what());
   }
-  if (rank_of_world() == 0) std::printf("%s: done on %d ranks\n", step.c_str(), size_of_world());
+  if (world_rank() == 0) std::printf("%s: done on %d ranks\n", step.c_str(), world_size());
   MPI_Finalize();
   return 0;
 }

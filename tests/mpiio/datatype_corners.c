@@ -59,14 +59,11 @@ static void verdict(const char* what, const CornerType* corner, int collective, 
 static void check_filetype(const CornerType* corner, int collective) {
   t_doing(corner->name);
   MPI_Datatype type = corner->make();
-  int size = 0;
-  MPI_Type_size(type, &size);
-  MPI_Aint lb, extent, true_lb, true_extent;
-  MPI_Type_get_extent(type, &lb, &extent);
-  MPI_Type_get_true_extent(type, &true_lb, &true_extent);
+  const CornerLayout layout = corner_layout(type);
+  const MPI_Aint extent = layout.extent, true_lb = layout.true_lb, true_extent = layout.true_extent;
   const int sparse = strcmp(corner->name, "stride_beyond_2g") == 0;
   const int copies = sparse ? 1 : COPIES;
-  const long long bytes = (long long)size * copies;
+  const long long bytes = (long long)layout.size * copies;
   char* stream = malloc((size_t)bytes);
   char* back = calloc((size_t)bytes, 1);
   CHECK(stream != NULL && back != NULL);
@@ -129,14 +126,11 @@ static void check_filetype(const CornerType* corner, int collective) {
 static void check_memory_type(const CornerType* corner, int collective) {
   t_doing(corner->name);
   MPI_Datatype type = corner->make();
-  int size = 0;
-  MPI_Type_size(type, &size);
-  MPI_Aint lb, extent, true_lb, true_extent;
-  MPI_Type_get_extent(type, &lb, &extent);
-  MPI_Type_get_true_extent(type, &true_lb, &true_extent);
+  const CornerLayout layout = corner_layout(type);
+  const MPI_Aint extent = layout.extent, true_lb = layout.true_lb, true_extent = layout.true_extent;
   const long long before = true_lb < 0 ? -(long long)true_lb : 0;
   const long long span = before + (COPIES - 1) * (long long)extent + true_lb + true_extent;
-  const long long bytes = (long long)size * COPIES;
+  const long long bytes = (long long)layout.size * COPIES;
   char* memory = malloc((size_t)span);
   char* read_memory = malloc((size_t)span);
   char* expected = malloc((size_t)span);

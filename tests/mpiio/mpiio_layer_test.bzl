@@ -2,7 +2,7 @@
 
 load("@rules_cc//cc:defs.bzl", "cc_binary")
 load("//tests/support:expected_failures.bzl", "EXPECTED_FAILURES")
-load("//tests/support:mpi_test.bzl", "SANITIZED_RANKS", "rank_tags")
+load("//tests/support:mpi_test.bzl", "SANITIZED_RANKS", "expected_failure_tests", "rank_tags")
 
 _LAYER = "//api/mpiio:libflowio_mpiio.so"
 
@@ -82,21 +82,15 @@ def mpiio_layer_only_test(name, ranks = [2], size = "medium", expected_failure_r
             size = size,
             tags = tags + rank_tags(n, sanitized_ranks),
         )
-        if expected_failure_ranks != None and n not in expected_failure_ranks:
-            continue
-        for case, reason in expected.items():
-            native.sh_test(
-                name = "%s_xfail_%s_%dranks" % (name, case.replace(".", "_"), n),
-                srcs = ["//tests/support:expected_failure.sh"],
-                args = [
-                    "'%s'" % reason.replace("'", ""),
-                    "$(location run_with_layer.sh)",
-                    str(n),
-                    "$(location :%s)" % name,
-                    "$(location %s)" % layer,
-                    "--only=" + case,
-                ],
-                data = data + ["run_with_layer.sh"],
-                size = size,
-                tags = tags + ["mpi", "expected_failure"],
-            )
+        expected_failure_tests(
+            name = name,
+            ranks = n,
+            expected = expected,
+            expected_failure_ranks = expected_failure_ranks,
+            runner = "run_with_layer.sh",
+            runner_args = [str(n), "$(location :%s)" % name, "$(location %s)" % layer],
+            case_flag = "--only=",
+            data = data,
+            size = size,
+            tags = tags,
+        )

@@ -58,16 +58,9 @@ else
 fi
 source "$support/mpi_runner_setup.sh"
 
-# A hung job (a collective that one rank never joins) must end before
-# Bazel's timeout (TEST_TIMEOUT, for all three runs), which would only say
-# "TIMEOUT". Each run gets under a third of it: at 90% of that share every
-# rank's watchdog (t_init in mpiio_test.h, FLOWIO_TEST_DEADLINE) prints the
-# step under way and ends the job; at 95% hydra's mpiexec ends a job whose
-# ranks cannot even print (MPIEXEC_TIMEOUT).
-bazel_timeout=${TEST_TIMEOUT:-300}
-run_share=$((bazel_timeout * 95 / 100 / 3))
-export FLOWIO_TEST_DEADLINE=${FLOWIO_TEST_DEADLINE:-$((run_share * 90 / 100))}
-export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-$((run_share * 95 / 100))}
+# A hung job ends before Bazel's timeout (TEST_TIMEOUT, for all three
+# runs) with the step under way named: each run gets under a third of it.
+set_run_deadlines $((${TEST_TIMEOUT:-300} * 95 / 100 / 3))
 
 # run LABEL [MPIEXEC_ARGS...]: runs the program in $work/LABEL with its
 # output directory $work/LABEL/out; records stdout, stderr and the status.

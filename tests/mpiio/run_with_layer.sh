@@ -22,11 +22,9 @@ else
 fi
 source "$support/mpi_runner_setup.sh"
 
-# As in run_with_and_without_layer.sh, a hung job ends before Bazel's
-# timeout with the step under way named (here the run has it all).
-bazel_timeout=${TEST_TIMEOUT:-300}
-export FLOWIO_TEST_DEADLINE=${FLOWIO_TEST_DEADLINE:-$((bazel_timeout * 90 / 100))}
-export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-$((bazel_timeout * 95 / 100))}
+# A hung job ends before Bazel's timeout with the step under way named
+# (the one run has all of it).
+set_run_deadlines "${TEST_TIMEOUT:-300}"
 
 # An ASan-built program needs the ASan runtime before the preloaded layer.
 preload=$(layer_preload "$program" "$layer")

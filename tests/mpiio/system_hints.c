@@ -10,7 +10,7 @@
  *
  * Output: system_hints.txt (the hints file), system_hints.dat (ints
  * interleaved in blocks of 8 between ranks). */
-#include "mpiio_test.h"
+#include "hints_test.h"
 
 enum { BLOCK = 8, BLOCKS = 32 };
 
@@ -31,42 +31,14 @@ static const char* const kKeys[] = {"cb_buffer_size", "ind_rd_buffer_size", "ind
 static void report_info(MPI_File fh, const char* when) {
   MPI_Info used = MPI_INFO_NULL;
   MPI_CHECK(MPI_File_get_info(fh, &used));
-  char line[1024] = "";
-  for (size_t k = 0; k < sizeof kKeys / sizeof kKeys[0]; ++k) {
-    char value[MPI_MAX_INFO_VAL + 1] = "";
-    int flag = 0;
-    MPI_CHECK(MPI_Info_get(used, kKeys[k], MPI_MAX_INFO_VAL, value, &flag));
-    size_t at = strlen(line);
-    snprintf(line + at, sizeof line - at, " %s=%s", kKeys[k], flag ? value : "(absent)");
-  }
+  t_report_info_keys(used, when, kKeys, sizeof kKeys / sizeof kKeys[0]);
   MPI_CHECK(MPI_Info_free(&used));
-  t_report("%s:%s", when, line);
 }
 
 /* A collective write through an interleaving view, read back and checked. */
 static void write_and_check(MPI_File fh, int pass) {
-  const int count = BLOCK * BLOCKS;
-  int data[BLOCK * BLOCKS], back[BLOCK * BLOCKS];
-  for (int i = 0; i < count; ++i) data[i] = 1000000 * pass + 10000 * t_rank + i;
-  MPI_Datatype block, filetype;
-  MPI_Type_contiguous(BLOCK, MPI_INT, &block);
-  MPI_Type_create_resized(block, 0, (MPI_Aint)sizeof(int) * BLOCK * t_nranks, &filetype);
-  MPI_Type_commit(&filetype);
-  MPI_CHECK(MPI_File_set_view(fh, (MPI_Offset)sizeof(int) * BLOCK * t_rank, MPI_INT, filetype,
-                              "native", MPI_INFO_NULL));
-  MPI_Status status;
-  MPI_CHECK(MPI_File_write_all(fh, data, count, MPI_INT, &status));
-  CHECK_EQ(t_count(&status, MPI_INT), count);
-  MPI_CHECK(MPI_File_sync(fh));
-  MPI_Barrier(MPI_COMM_WORLD);
-  MPI_CHECK(MPI_File_sync(fh));
-  memset(back, 0, sizeof back);
-  MPI_CHECK(MPI_File_read_at_all(fh, 0, back, count, MPI_INT, &status));
-  CHECK_EQ(t_count(&status, MPI_INT), count);
-  for (int i = 0; i < count; ++i) CHECK_EQ(back[i], data[i]);
-  MPI_Type_free(&filetype);
-  MPI_Type_free(&block);
-  t_report("pass %d: write_all and read_at_all of %d ints per rank verified", pass, count);
+  t_write_interleaved_and_check(fh, pass, BLOCK, BLOCKS);
+  t_report("pass %d: write_all and read_at_all of %d ints per rank verified", pass, BLOCK * BLOCKS);
 }
 
 int main(int argc, char** argv) {

@@ -28,6 +28,21 @@ typedef struct {
   MPI_Datatype (*make)(void);
 } CornerType;
 
+/* What MPI says of a type's layout: its data size, extent and true
+ * extent, from which the tests size their buffers and file images. */
+typedef struct {
+  int size;
+  MPI_Aint lb, extent, true_lb, true_extent;
+} CornerLayout;
+
+static inline CornerLayout corner_layout(MPI_Datatype type) {
+  CornerLayout layout;
+  MPI_Type_size(type, &layout.size);
+  MPI_Type_get_extent(type, &layout.lb, &layout.extent);
+  MPI_Type_get_true_extent(type, &layout.true_lb, &layout.true_extent);
+  return layout;
+}
+
 static inline MPI_Datatype corner_commit(MPI_Datatype type) {
   MPI_Type_commit(&type);
   return type;

@@ -9,7 +9,7 @@
 #   leak suppressions MPICH needs, leak detection, UBSan stack traces; empty
 #   otherwise. Finds lsan_suppressions.txt next to this file, in the
 #   runfiles under Bazel.
-# - layer_preload, below.
+# - set_run_deadlines and layer_preload, below.
 read -ra mpi_launcher <<<"${FLOWIO_TEST_LAUNCHER:-mpiexec}"
 env_args=()
 if [ "${FLOWIO_SANITIZER:-}" = asan ]; then
@@ -22,6 +22,18 @@ if [ "${FLOWIO_SANITIZER:-}" = asan ]; then
   env_args+=(-genv ASAN_OPTIONS "detect_leaks=1")
   env_args+=(-genv UBSAN_OPTIONS "print_stacktrace=1:halt_on_error=1")
 fi
+
+# set_run_deadlines SECONDS: a hung job (a collective that one rank never
+# joins) must end within SECONDS, its share of Bazel's timeout, which would
+# only say "TIMEOUT": at 90% of it every rank's watchdog
+# (FLOWIO_TEST_DEADLINE: test_progress.h, or t_init in mpiio_test.h)
+# prints the step under way and ends the job; at 95% mpiexec's own timeout
+# (MPIEXEC_TIMEOUT) ends a job whose ranks cannot even print. Values the
+# environment already sets are kept.
+set_run_deadlines() {
+  export FLOWIO_TEST_DEADLINE=${FLOWIO_TEST_DEADLINE:-$(($1 * 90 / 100))}
+  export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-$(($1 * 95 / 100))}
+}
 
 # layer_preload PROGRAM LAYER: prints the LD_PRELOAD value that puts LAYER
 # under PROGRAM. An ASan-built program needs the ASan runtime first among

@@ -19,6 +19,30 @@ def rank_tags(n, sanitized_ranks):
     """The tags of a multi-rank test run on `n` ranks."""
     return ["mpi"] + ([] if n in sanitized_ranks else ["not_sanitized"])
 
+def expected_failure_tests(name, ranks, expected, expected_failure_ranks, runner, runner_args, case_flag, data, size, tags, extra_args = [], env = {}):
+    """One test `name`_xfail_<case>_<ranks>ranks per case of `expected`.
+
+    `expected` maps a case to the work it waits for (expected_failures.bzl).
+    Each test runs `runner` with runner_args, case_flag + case and
+    extra_args through expected_failure.sh, which passes while the case
+    fails. None when expected_failure_ranks is given and leaves out `ranks`.
+    """
+    if expected_failure_ranks != None and ranks not in expected_failure_ranks:
+        return
+    for case, reason in expected.items():
+        native.sh_test(
+            name = "%s_xfail_%s_%dranks" % (name, case.replace(".", "_"), ranks),
+            srcs = ["//tests/support:expected_failure.sh"],
+            args = [
+                "'%s'" % reason.replace("'", ""),
+                "$(location %s)" % runner,
+            ] + runner_args + [case_flag + case] + extra_args,
+            data = data + [runner],
+            env = env,
+            size = size,
+            tags = tags + ["mpi", "expected_failure"],
+        )
+
 def mpi_test(name, srcs, deps = [], ranks = [1, 2, 4], args = [], env_by_ranks = {}, size = "medium", tags = [], expected_failure_ranks = None, sanitized_ranks = SANITIZED_RANKS):
     """Builds `name`_bin and a test `name`_<N>ranks for each N in `ranks`.
 
@@ -48,24 +72,17 @@ def mpi_test(name, srcs, deps = [], ranks = [1, 2, 4], args = [], env_by_ranks =
             size = size,
             tags = tags + rank_tags(n, sanitized_ranks),
         )
-        if expected_failure_ranks != None and n not in expected_failure_ranks:
-            continue
-        for case, reason in expected.items():
-            native.sh_test(
-                name = "%s_xfail_%s_%dranks" % (name, case.replace(".", "_"), n),
-                srcs = ["//tests/support:expected_failure.sh"],
-                args = [
-                    "'%s'" % reason.replace("'", ""),
-                    "$(location //tests/support:run_mpi_test.sh)",
-                    str(n),
-                    "$(location :%s_bin)" % name,
-                    "--test-case=" + case,
-                ] + args,
-                data = [
-                    ":" + name + "_bin",
-                    "//tests/support:run_mpi_test.sh",
-                ] + _RUN_DATA,
-                env = env_by_ranks.get(n, {}),
-                size = size,
-                tags = tags + ["mpi", "expected_failure"],
-            )
+        expected_failure_tests(
+            name = name,
+            ranks = n,
+            expected = expected,
+            expected_failure_ranks = expected_failure_ranks,
+            runner = "//tests/support:run_mpi_test.sh",
+            runner_args = [str(n), "$(location :%s_bin)" % name],
+            case_flag = "--test-case=",
+            extra_args = args,
+            data = [":" + name + "_bin"] + _RUN_DATA,
+            env = env_by_ranks.get(n, {}),
+            size = size,
+            tags = tags,
+        )

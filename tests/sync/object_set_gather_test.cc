@@ -16,49 +16,22 @@
 #include "flowio/object_set.h"
 #include "runtime/core/file_view.h"
 #include "tests/core/access_checks.h"
-#include "tests/support/random_types.h"
+#include "tests/support/world.h"
 
 namespace {
 
 using flowio::FileObject;
 using flowio::core::Piece;
-
-int rank_of() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-int size_of() {
-  int size = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-  return size;
-}
-
-// A random filetype a view accepts.
-MPI_Datatype valid_filetype(std::mt19937_64& rng, std::string& text) {
-  for (;;) {
-    MPI_Datatype type =
-        flowio::testing::random_datatype(rng, flowio::testing::TypeShape::monotone, 400, &text);
-    MPI_Count size = 0;
-    MPI_Type_size_x(type, &size);
-    if (size > 0) {
-      try {
-        flowio::core::FileView check(0, MPI_BYTE, type);
-        return type;
-      } catch (const flowio::UsageError&) {
-      }
-    }
-    MPI_Type_free(&type);
-  }
-}
+using flowio::core::testing::accepted_filetype;
+using flowio::testing::world_rank;
+using flowio::testing::world_size;
 
 // Every rank's pieces inside [begin, end), gathered.
 std::vector<std::vector<Piece>> all_pieces(const std::vector<Piece>& mine) {
   std::vector<std::int64_t> flat;
   for (const Piece& piece : mine) flat.insert(flat.end(), {piece.offset, piece.length});
   const int count = static_cast<int>(flat.size());
-  std::vector<int> counts(static_cast<std::size_t>(size_of()));
+  std::vector<int> counts(static_cast<std::size_t>(world_size()));
   MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, MPI_COMM_WORLD);
   std::vector<int> displacements(counts.size());
   int total = 0;
@@ -124,13 +97,13 @@ TEST_CASE("Sync.ObjectSetGather.RandomViews") {
   std::mt19937_64 shared_rng(99);
   for (int round = 0; round < rounds(25); ++round) {
     std::mt19937_64 own(1000 * static_cast<std::uint64_t>(round) +
-                        static_cast<std::uint64_t>(rank_of()));
+                        static_cast<std::uint64_t>(world_rank()));
     std::string text;
-    MPI_Datatype filetype = valid_filetype(own, text);
+    MPI_Datatype filetype = accepted_filetype(own, 400, text);
     const MPI_Offset displacement = static_cast<MPI_Offset>(own() % 200);
     const std::int64_t begin = static_cast<std::int64_t>(shared_rng() % 300);
     const std::int64_t end = begin + static_cast<std::int64_t>(shared_rng() % 3000);
-    INFO("round " << round << " rank " << rank_of() << ": " << text << " displacement "
+    INFO("round " << round << " rank " << world_rank() << ": " << text << " displacement "
                   << displacement << " range [" << begin << ", " << end << ")");
     const flowio::ObjectSet objects =
         flowio::ObjectSet::gather(MPI_COMM_WORLD, displacement, MPI_BYTE, filetype, begin, end);
@@ -150,11 +123,11 @@ TEST_CASE("Sync.ObjectSetGather.RandomViews") {
     std::vector<FileObject> mine_shared;
     for (const FileObject& object : expected) {
       if (object.shared() &&
-          std::find(object.ranks.begin(), object.ranks.end(), rank_of()) != object.ranks.end()) {
+          std::find(object.ranks.begin(), object.ranks.end(), world_rank()) != object.ranks.end()) {
         mine_shared.push_back(object);
       }
     }
-    CHECK(objects.shared_with_others(rank_of()) == mine_shared);
+    CHECK(objects.shared_with_others(world_rank()) == mine_shared);
     for (const Piece& piece : mine) {
       bool expected_shared = false;
       for (const FileObject& object : expected) {
@@ -171,7 +144,7 @@ TEST_CASE("Sync.ObjectSetGather.RandomViews") {
 // ranges that differ: every rank throws UsageError, none is left waiting.
 TEST_CASE("Sync.ObjectSetGather.BadViewOnOneRank") {
   MPI_Datatype filetype = MPI_BYTE;
-  if (rank_of() == 0) {
+  if (world_rank() == 0) {
     const int lengths[2] = {1, 1};
     const int displacements[2] = {8, 0};
     MPI_Type_indexed(2, lengths, displacements, MPI_BYTE, &filetype);
@@ -180,12 +153,12 @@ TEST_CASE("Sync.ObjectSetGather.BadViewOnOneRank") {
   CHECK_THROWS_AS(flowio::ObjectSet::gather(MPI_COMM_WORLD, 0, MPI_BYTE, filetype, 0, 100),
                   flowio::UsageError);
   // Ranges that differ between ranks (only possible with two or more).
-  if (size_of() > 1) {
+  if (world_size() > 1) {
     CHECK_THROWS_AS(
-        flowio::ObjectSet::gather(MPI_COMM_WORLD, 0, MPI_BYTE, MPI_BYTE, rank_of(), 100),
+        flowio::ObjectSet::gather(MPI_COMM_WORLD, 0, MPI_BYTE, MPI_BYTE, world_rank(), 100),
         flowio::UsageError);
   }
-  if (rank_of() == 0) MPI_Type_free(&filetype);
+  if (world_rank() == 0) MPI_Type_free(&filetype);
 }
 
 // Whole views: the objects up to end() are those of the range form over
@@ -195,11 +168,11 @@ TEST_CASE("Sync.ObjectSetGather.WholeViews") {
   int folded_rounds = 0;
   for (int round = 0; round < rounds(10); ++round) {
     std::mt19937_64 own(5000 + 1000 * static_cast<std::uint64_t>(round) +
-                        static_cast<std::uint64_t>(rank_of()));
+                        static_cast<std::uint64_t>(world_rank()));
     std::string text;
-    MPI_Datatype filetype = valid_filetype(own, text);
+    MPI_Datatype filetype = accepted_filetype(own, 400, text);
     const MPI_Offset displacement = static_cast<MPI_Offset>(own() % 200);
-    INFO("round " << round << " rank " << rank_of() << ": " << text << " displacement "
+    INFO("round " << round << " rank " << world_rank() << ": " << text << " displacement "
                   << displacement);
     // A small piece budget: views whose period would be long fall back,
     // and the round is skipped below (the unit tests cover that case).
