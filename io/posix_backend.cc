@@ -1,5 +1,6 @@
 #include "io/posix_backend.h"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -41,16 +42,38 @@ ssize_t moved_by(ssize_t moved, Direction direction, bool vectored, int fd, off_
   return moved;
 }
 
+// How many bytes one call moves at most at `offset` (max_write_bytes_at).
+class CallLimit {
+ public:
+  // The file's size is asked for (one fstat) only when a write of
+  // `length` bytes could be split.
+  CallLimit(int fd, Direction direction, std::size_t length) : direction_(direction) {
+    struct stat status {};
+    if (direction == Direction::write && length > max_write_bytes_per_call &&
+        ::fstat(fd, &status) == 0) {
+      file_size_ = status.st_size;
+    }
+  }
+
+  std::size_t at(off_t offset) const {
+    return direction_ == Direction::write ? max_write_bytes_at(offset, file_size_)
+                                          : max_bytes_per_call;
+  }
+
+ private:
+  Direction direction_;
+  std::int64_t file_size_ = 0;  // 0 when unknown: every write split
+};
+
 // Moves a request of one iovec (every small call) without a cursor.
 std::size_t transfer_one(int fd, const IoRequest& request, Direction direction) {
   char* const data = static_cast<char*>(request.memory[0].iov_base);
   const std::size_t length = request.memory[0].iov_len;
-  const std::size_t most =
-      direction == Direction::write ? max_write_bytes_per_call : max_bytes_per_call;
+  const CallLimit limit(fd, direction, length);
   std::size_t done = 0;
   while (done < length) {
     const off_t offset = static_cast<off_t>(request.file_offset) + static_cast<off_t>(done);
-    const std::size_t bytes = std::min(length - done, most);
+    const std::size_t bytes = std::min(length - done, limit.at(offset));
     const ssize_t moved =
         moved_by(direction == Direction::write ? ::pwrite(fd, data + done, bytes, offset)
                                                : ::pread(fd, data + done, bytes, offset),
@@ -67,12 +90,12 @@ std::size_t transfer(int fd, const IoRequest& request, Direction direction,
                      std::vector<iovec>& scratch) {
   if (request.memory.size() == 1) return transfer_one(fd, request, direction);
   IovecCursor cursor(request.memory);
+  const CallLimit limit(fd, direction, cursor.remaining());
   std::size_t done = 0;
   while (cursor.remaining() > 0) {
-    const std::span<const iovec> piece = cursor.window(
-        scratch, max_iovecs_per_call,
-        direction == Direction::write ? max_write_bytes_per_call : max_bytes_per_call);
     const off_t offset = static_cast<off_t>(request.file_offset) + static_cast<off_t>(done);
+    const std::span<const iovec> piece =
+        cursor.window(scratch, max_iovecs_per_call, limit.at(offset));
     const int count = static_cast<int>(piece.size());
     const ssize_t moved =
         moved_by(direction == Direction::write ? ::pwritev(fd, piece.data(), count, offset)
