@@ -109,4 +109,16 @@ TEST_CASE("Io.IovecCursor.EmptyPieces") {
   CHECK(empty.window(scratch).empty());
 }
 
+// Pages before the file's end are written whole; new ones 512 KiB at a
+// time, and a write that only starts before the end counts as new past it.
+TEST_CASE("Io.IovecCursor.WriteLimitAt") {
+  constexpr std::int64_t kMiB = std::int64_t{1} << 20;
+  CHECK(max_write_bytes_at(0, 0) == max_write_bytes_per_call);
+  CHECK(max_write_bytes_at(4 * kMiB, 2 * kMiB) == max_write_bytes_per_call);
+  CHECK(max_write_bytes_at(0, 2 * kMiB) == std::size_t{2} << 20);
+  CHECK(max_write_bytes_at(kMiB, 3 * kMiB) == std::size_t{2} << 20);
+  CHECK(max_write_bytes_at(2 * kMiB - 4096, 2 * kMiB) == max_write_bytes_per_call);
+  CHECK(max_write_bytes_at(0, std::int64_t{8} << 30) == max_bytes_per_call);
+}
+
 }  // namespace flowio::io
