@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <span>
 
 #include "runtime/core/byte_order.h"
 
@@ -39,6 +40,21 @@ inline void copy_to_file_form(const WindowPiece& piece, std::int64_t skip, std::
     core::reverse_units(unit, piece.data + skip, to, bytes / unit);
   } else {
     core::copy_reversing_units(piece.data + skip, bytes, unit, phase, to);
+  }
+}
+
+// Every piece in file form at `destination(piece)` (a char*). The
+// pieces' bytes are in the window's buffer, mostly out of cache by now,
+// and file order jumps between the clients' parts of it: the first bytes
+// of a piece a few ahead are asked for while this one is copied. Without
+// that, converting a window of 64-byte pieces (bench/ncio c-nc) took a
+// quarter longer than memcpy's copy; with it, the same (w38).
+template <typename Destination>
+inline void copy_pieces_to_file_form(std::span<const WindowPiece> pieces, Destination destination) {
+  constexpr std::size_t kAhead = 8;
+  for (std::size_t i = 0; i < pieces.size(); ++i) {
+    if (i + kAhead < pieces.size()) __builtin_prefetch(pieces[i + kAhead].data);
+    copy_to_file_form(pieces[i], 0, pieces[i].length, destination(pieces[i]));
   }
 }
 
