@@ -39,7 +39,7 @@ constexpr LaneOrder kLaneOrders[] = {lane_order(2), lane_order(4), lane_order(8)
 // One byte shuffle reverses every unit of a 16-byte lane, since each unit
 // size divides 16: the scalar loop stores a unit at a time (8 bytes at
 // most), which made an aggregator's conversion of 64-byte pieces into the
-// file's pages take 1.6-1.8 times memcpy's time; 32-byte shuffles take
+// file's pages take 1.6-1.7 times memcpy's time; 32-byte shuffles take
 // about memcpy's (bench/README.md, "external32 against native", w38).
 // Built for AVX2 whatever the compiler's target, and called only where
 // the processor has it.
@@ -68,8 +68,8 @@ bool processor_has_avx2() {
 }
 
 // Set when the library loads, not on first use: the guard of a local
-// static made each call a function with a prologue, which cost a fifth of
-// converting a 64-byte piece. A call from another library's static
+// static gave every call a prologue, which made a loop converting 64-byte
+// pieces a quarter slower or more. A call from another library's static
 // initialiser before this one ran takes the scalar loop: slower, the same
 // bytes.
 const bool processor_avx2 = processor_has_avx2();
