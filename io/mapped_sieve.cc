@@ -113,9 +113,8 @@ bool write_mapped(int fd, std::span<const WindowPiece> pieces, bool only_if_cach
   const bool stored = copy_catching_bus_errors(
       [](void* context) {
         const Copy& c = *static_cast<const Copy*>(context);
-        for (const WindowPiece& piece : c.pieces) {
-          copy_to_file_form(piece, 0, piece.length, c.mapping->at(piece.offset));
-        }
+        copy_pieces_to_file_form(
+            c.pieces, [&](const WindowPiece& piece) { return c.mapping->at(piece.offset); });
       },
       &copy);
   if (!stored) throw_bus_error("storing a window");

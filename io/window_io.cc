@@ -256,9 +256,10 @@ WindowIoResult write_window(StorageBackend& backend, int fd, std::span<const Win
     } else {
       read_extent(backend, fd, shape, staging);
     }
-    for (const WindowPiece& piece : pieces) {
-      copy_to_file_form(piece, 0, piece.length, staging.data() + (piece.offset - shape.begin));
-    }
+    char* const base = staging.data();
+    copy_pieces_to_file_form(pieces, [base, begin = shape.begin](const WindowPiece& piece) {
+      return base + (piece.offset - begin);
+    });
     const iovec whole{staging.data(), extent};
     const IoRequest request{shape.begin, std::span<const iovec>(&whole, 1), extent};
     backend.write(fd, std::span<const IoRequest>(&request, 1));

@@ -38,6 +38,33 @@ TEST_CASE("Core.ByteOrder.ReverseUnits") {
   }
 }
 
+// Runs long enough for the vector kernel (32 bytes a step, then 16, then
+// single units), at every count up to several steps and with the buffers
+// misaligned: every byte checked, nothing written past the run.
+TEST_CASE("Core.ByteOrder.ReverseUnitsLongRuns") {
+  for (std::int64_t unit : {2, 4, 8, 16}) {
+    for (std::int64_t count = 0; count * unit <= 160; ++count) {
+      for (std::size_t misaligned = 0; misaligned < 3; ++misaligned) {
+        CAPTURE(unit);
+        CAPTURE(count);
+        CAPTURE(misaligned);
+        const std::vector<char> run = numbered(static_cast<std::size_t>(unit * count) + misaligned);
+        std::vector<char> out(run.size() + 1, '\x7e');
+        reverse_units(unit, run.data() + misaligned, out.data() + misaligned, count);
+        const std::vector<char> data(run.begin() + static_cast<std::ptrdiff_t>(misaligned),
+                                     run.end());
+        bool same = out.back() == '\x7e';
+        for (std::size_t i = 0; i < misaligned; ++i) same = same && out[i] == '\x7e';
+        for (std::int64_t i = 0; i < unit * count; ++i) {
+          same =
+              same && out[misaligned + static_cast<std::size_t>(i)] == reversed_byte(data, unit, i);
+        }
+        CHECK(same);
+      }
+    }
+  }
+}
+
 TEST_CASE("Core.ByteOrder.RangesOfReversedUnits") {
   for (std::int64_t unit : {1, 2, 4, 8, 16}) {
     const std::int64_t units = 7;
