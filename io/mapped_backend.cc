@@ -2,15 +2,16 @@
 
 namespace flowio::io {
 
-FileMapping* MappedBackend::mapping_for(int fd, std::span<const IoRequest> requests) const {
+FileMapping* MappedBackend::mapping_for(int fd, std::span<const IoRequest> requests,
+                                        std::int64_t at_most_bytes) const {
   if (mapping_ == nullptr || fd != mapping_->fd()) return nullptr;
   std::int64_t bytes = 0;
   for (const IoRequest& request : requests) bytes += static_cast<std::int64_t>(request.bytes);
-  return bytes <= kMappedAtMostBytes ? mapping_ : nullptr;
+  return bytes <= at_most_bytes ? mapping_ : nullptr;
 }
 
 void MappedBackend::write(int fd, std::span<const IoRequest> requests) {
-  FileMapping* mapping = mapping_for(fd, requests);
+  FileMapping* mapping = mapping_for(fd, requests, kMappedWriteAtMostBytes);
   if (mapping != nullptr) {
     // The checks every backend makes, before anything moves.
     check_requests(requests);
@@ -28,7 +29,7 @@ void MappedBackend::write(int fd, std::span<const IoRequest> requests) {
 
 void MappedBackend::read(int fd, std::span<const IoRequest> requests,
                          std::span<std::size_t> bytes_read) {
-  FileMapping* mapping = mapping_for(fd, requests);
+  FileMapping* mapping = mapping_for(fd, requests, kMappedReadAtMostBytes);
   if (mapping != nullptr) {
     check_read_requests(requests, bytes_read);
     if (mapping->load_resident(requests)) {

@@ -168,7 +168,9 @@ TEST_CASE("Io.MappedBackend.FileShrinkingUnderTheMapping") {
 }
 
 // Beneath: a first access, a range past the size seen, another
-// descriptor, a call above kMappedAtMostBytes, a backend not attached.
+// descriptor, a write above kMappedWriteAtMostBytes, a read above
+// kMappedReadAtMostBytes, a backend not attached. A rewrite of a range
+// accessed before, larger than reads may be, goes through the mapping.
 TEST_CASE("Io.MappedBackend.ServesOnlyWhatItMay") {
   Fixture f("mapped_refusals");
   f.write(0, 4096, 1);
@@ -188,14 +190,28 @@ TEST_CASE("Io.MappedBackend.ServesOnlyWhatItMay") {
   }
   CHECK(f.writes == 4);
 
-  const auto large = static_cast<std::size_t>(kMappedAtMostBytes + 4096);
+  const auto large = static_cast<std::size_t>(kMappedWriteAtMostBytes + 4096);
   f.write(0, large, 3);
   f.write(0, large, 4);
   CHECK(f.writes == 6);
 
+  // Calls beneath teach the mapping their ranges only when it may serve
+  // them at all: the first write of this size goes beneath, the rewrite not.
+  const auto rewrite = static_cast<std::size_t>(kMappedReadAtMostBytes * 2);
+  f.write(0, rewrite, 5);
+  CHECK(f.writes == 7);
+  f.write(0, rewrite, 6);
+  CHECK(f.writes == 7);
+  std::size_t got = 0;
+  const auto read_back = f.read(0, rewrite, got);
+  CHECK(f.reads == 1);
+  CHECK(got == rewrite);
+  CHECK(count_not(read_back, 0, rewrite, 6) == 0);
+  f.write(0, rewrite, 4);
+
   f.backend->attach(nullptr);
   f.write(0, 4096, 5);
-  CHECK(f.writes == 7);
+  CHECK(f.writes == 8);
   const auto bytes = file_bytes(f.file.fd());
   CHECK(count_not(bytes, 0, 4096, 5) == 0);
   CHECK(count_not(bytes, 4096, large, 4) == 0);
