@@ -11,21 +11,22 @@ namespace {
 
 // Linux accepts at most IOV_MAX (1024) iovecs per vectored call.
 constexpr std::size_t kIovecsPerRequest = 1024;
-// Below this mean piece length, a covered window is copied through the
+// Below these mean piece lengths, a covered window is copied through the
 // staging buffer and moved in one request: the kernel's per-iovec cost
 // (a 16 MiB window of 32-byte pieces took 4 ms as iovecs) outweighs a
-// memcpy. Above it the extra pass over memory costs more. A 16 MiB
+// memcpy. Above them the extra pass over memory costs more. A 16 MiB
 // window in the page cache, fastest of 40 runs, staged against iovecs,
 // write / read: 128-byte pieces 2.0 / 1.4 ms against 3.9 / 3.5, 384-byte
 // 2.2 / 1.7 against 2.2 / 1.5, 1288-byte (a row of 161 doubles) 2.6 / 1.7
-// against 1.5 / 1.2, 8 KiB 2.0 / 1.5 against 1.2 / 0.6. Writes kept
-// staging up to 64 KiB pieces while clients fed one aggregator at a time
-// (through io_uring the vectored window writes measured slower then);
-// with the aggregators side by side (runtime/plan_compiler.cc), the
-// median window write of bench/checkpoint --grid=1x1x2 on 2 ranks takes
-// 5.3 ms as iovecs against 6.0-7.2 staged, and the call 2268-2878 MiB/s
-// against 2471-2700 (bench/README.md, "The checkpoint split along z").
-constexpr std::int64_t kStageBelowPieceBytes = 512;
+// against 1.5 / 1.2, 8 KiB 2.0 / 1.5 against 1.2 / 0.6. Writes keep
+// staging up to larger pieces: their iovecs make one request per 1024
+// pieces, and through io_uring each buffered write to the file is handed
+// to a kernel worker and serialised with the other aggregators' writes on
+// the file's lock, which made the median window write of bench/checkpoint
+// --grid=1x1x2 slower (4.6-5.2 ms against 3.7-4.6 staged), while reads
+// gained (2.2-5.7 ms against 4.8-6.4).
+constexpr std::int64_t kStageWritesBelowPieceBytes = 65536;
+constexpr std::int64_t kStageReadsBelowPieceBytes = 512;
 
 struct Shape {
   std::int64_t begin = 0;
@@ -76,7 +77,8 @@ struct Plan {
   bool try_mapping;
 };
 
-Plan plan_window(std::span<const WindowPiece> pieces, const WindowIoSettings& settings) {
+Plan plan_window(std::span<const WindowPiece> pieces, const WindowIoSettings& settings,
+                 bool writing) {
   Plan plan{shape_of(pieces), WindowMethod::none, false, false};
   plan.method = choose(plan.shape, pieces.size(), settings);
   const Shape& shape = plan.shape;
@@ -89,8 +91,10 @@ Plan plan_window(std::span<const WindowPiece> pieces, const WindowIoSettings& se
       candidate && settings.file_readable &&
       (settings.mapping == SieveMode::enable ||
        (settings.mapping == SieveMode::automatic && shape.end - shape.begin >= kMapAtLeastBytes));
-  plan.staged = plan.method == WindowMethod::contiguous &&
-                plan.shape.data < kStageBelowPieceBytes * static_cast<std::int64_t>(pieces.size());
+  plan.staged =
+      plan.method == WindowMethod::contiguous &&
+      plan.shape.data < (writing ? kStageWritesBelowPieceBytes : kStageReadsBelowPieceBytes) *
+                            static_cast<std::int64_t>(pieces.size());
   return plan;
 }
 
@@ -222,7 +226,7 @@ WindowIoResult write_window(StorageBackend& backend, int fd, std::span<const Win
                             SieveLock* sieve_lock) {
   WindowIoResult result;
   if (pieces.empty()) return result;
-  const Plan plan = plan_window(pieces, settings);
+  const Plan plan = plan_window(pieces, settings, true);
   const Shape& shape = plan.shape;
   const bool stage_covered = plan.staged;
   result.method = plan.method;
@@ -277,7 +281,7 @@ WindowIoResult read_window(StorageBackend& backend, int fd, std::span<const Wind
                            const WindowIoSettings& settings, std::vector<char>& staging) {
   WindowIoResult result;
   if (pieces.empty()) return result;
-  const Plan plan = plan_window(pieces, settings);
+  const Plan plan = plan_window(pieces, settings, false);
   const Shape& shape = plan.shape;
   const bool stage_covered = plan.staged;
   result.method = plan.method;

@@ -5,9 +5,9 @@
 // Methods, chosen per window:
 //   contiguous  the pieces cover the window's extent without holes: one
 //               request (its iovecs point at the pieces' memory, or, for
-//               small pieces on average (under 512 bytes), the pieces
-//               copied through the staging buffer, which costs less than
-//               small iovecs);
+//               small pieces on average (writes under 64 KiB, reads under
+//               512 bytes), the pieces copied through the staging buffer,
+//               which costs less than small iovecs);
 //   sieve       read-modify-write of the covering extent through a staging
 //               buffer: two large requests whatever the number of pieces;
 //   mapped      sieving through a shared mapping of the file
