@@ -24,7 +24,9 @@ constexpr std::size_t kIovecsPerRequest = 1024;
 // to a kernel worker and serialised with the other aggregators' writes on
 // the file's lock, which made the median window write of bench/checkpoint
 // --grid=1x1x2 slower (4.6-5.2 ms against 3.7-4.6 staged), while reads
-// gained (2.2-5.7 ms against 4.8-6.4).
+// gained (2.2-5.7 ms against 4.8-6.4). Still so with the aggregators side
+// by side (w37): whole calls on a quiet machine wrote 3,789-4,210 MiB/s
+// staged against 3,226-3,785 as iovecs (on a loaded one iovecs won).
 constexpr std::int64_t kStageWritesBelowPieceBytes = 65536;
 constexpr std::int64_t kStageReadsBelowPieceBytes = 512;
 

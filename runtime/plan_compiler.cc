@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <vector>
 
 #include "runtime/core/injection_point.h"
 
@@ -56,9 +57,20 @@ WindowPlan plan_window(const core::Window& window, const std::vector<CollectiveC
   return item;
 }
 
+// This process's messages, in the order every aggregator works: the k-th
+// window of each aggregator's realm before the (k+1)-th of any (then by
+// slot). In file order instead, every client fed the first realm's
+// aggregator while the others, their windows posted, waited: with realms
+// of whole ranges the aggregators wrote one after another, not side by
+// side (bench/checkpoint split along z on 2 ranks: each aggregator idle
+// for half the call, 0.7-0.85x MPICH's write). Every process orders by the
+// same key, and each aggregator's windows come in increasing index, so the
+// earliest unfinished window always has its messages in flight: no cycle
+// of waits.
 void plan_client_items(const CollectiveSettings& settings, const core::Access& mine,
                        CollectivePlan& plan) {
   const core::RealmLayout& layout = *plan.layout;
+  std::vector<int> slots;
   std::int64_t x = mine.file_begin();
   while (x < mine.file_end()) {
     const core::Window window = layout.window_at(x);
@@ -68,9 +80,23 @@ void plan_client_items(const CollectiveSettings& settings, const core::Access& m
       plan.client_items.push_back(
           ClientItemPlan{settings.aggregator_ranks[static_cast<std::size_t>(window.slot)],
                          window.index, from, to - from});
+      slots.push_back(window.slot);
     }
     x = mine.next_data_at_or_after(window.end);
   }
+  std::vector<std::size_t> order(plan.client_items.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  const auto by_round = [&](std::size_t a, std::size_t b) {
+    const std::int64_t wa = plan.client_items[a].window;
+    const std::int64_t wb = plan.client_items[b].window;
+    return wa != wb ? wa < wb : slots[a] < slots[b];
+  };
+  if (std::is_sorted(order.begin(), order.end(), by_round)) return;
+  std::sort(order.begin(), order.end(), by_round);
+  std::vector<ClientItemPlan> sorted;
+  sorted.reserve(order.size());
+  for (const std::size_t i : order) sorted.push_back(plan.client_items[i]);
+  plan.client_items.swap(sorted);
 }
 
 void plan_windows(CollectivePlan& plan) {

@@ -466,6 +466,34 @@ TEST_CASE("Io.WindowIo.ManyTouchingPieces") {
   });
 }
 
+// A covered window goes through the staging buffer in one request while
+// its pieces average under 512 bytes (reads) or 64 KiB (writes); from
+// there on as iovecs, one request per IOV_MAX pieces.
+TEST_CASE("Io.WindowIo.CoveredWindowsStageSmallPieces") {
+  for_each_backend([](StorageBackend& backend) {
+    ScratchFile file(std::string("window-covered-") + backend.name());
+    std::mt19937_64 rng(64);
+    std::vector<char> staging;
+    for (const std::int64_t length : {16, 511, 512, 1288, 8192}) {
+      PieceSet set;
+      for (std::int64_t i = 0; i < 1100; ++i) set.add(4096 + i * length, length);
+      set.fill_random(rng);
+      CAPTURE(length);
+      const WindowIoSettings settings;
+      const auto pieces = set.pieces();
+      const WindowIoResult written =
+          write_window_locked(backend, file.fd(), pieces, settings, staging);
+      CHECK(written.method == WindowMethod::contiguous);
+      CHECK(written.requests == 1);
+      const WindowIoResult read = read_window(backend, file.fd(), pieces, settings, staging);
+      CHECK(read.method == WindowMethod::contiguous);
+      CHECK(read.requests == (length < 512 ? 1 : 2));
+      check_write(backend, file, set, 0, settings, staging);
+      check_read(backend, file, set, set.end(), settings, staging);
+    }
+  });
+}
+
 // Sieved windows of 1 MiB and more go through a mapping of the file where
 // it pays: the file and the memory come out exactly as read-modify-write
 // leaves them (holes kept, zeros past end of file on reads), and the

@@ -1,0 +1,102 @@
+// The plan compiler alone: the order of a client's messages to its
+// aggregators, and that they carry its whole access once.
+#include "runtime/plan_compiler.h"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "runtime/core/piece_cursor.h"
+#include "runtime/core/realm_layout.h"
+
+using flowio::core::Access;
+using flowio::core::Piece;
+using flowio::core::RealmLayout;
+using flowio::runtime::ClientItemPlan;
+using flowio::runtime::CollectivePlan;
+using flowio::runtime::CollectiveSettings;
+using flowio::runtime::plan_items_step;
+
+namespace {
+
+// Pieces of `length` bytes every `stride` bytes over [0, end).
+Access strided(std::int64_t end, std::int64_t length, std::int64_t stride) {
+  std::vector<Piece> pieces;
+  for (std::int64_t at = 0; at < end; at += stride) pieces.push_back(Piece{at, length});
+  return Access(std::move(pieces));
+}
+
+CollectivePlan items_for(const RealmLayout& layout, const Access& mine,
+                         std::vector<int> aggregator_ranks) {
+  CollectiveSettings settings;
+  settings.aggregator_ranks = std::move(aggregator_ranks);
+  CollectivePlan plan;
+  plan.two_phase = true;
+  plan.layout = layout;
+  plan_items_step(settings, mine, static_cast<int>(settings.aggregator_ranks.size()), plan);
+  return plan;
+}
+
+// The items, sorted by their place in the data stream, follow each other
+// without gap or overlap and add up to the access.
+void check_cover_access(std::vector<ClientItemPlan> items, const Access& mine) {
+  std::sort(items.begin(), items.end(),
+            [](const ClientItemPlan& a, const ClientItemPlan& b) { return a.from < b.from; });
+  std::int64_t next = 0;
+  for (const ClientItemPlan& item : items) {
+    CHECK(item.from == next);
+    CHECK(item.bytes > 0);
+    next = item.from + item.bytes;
+  }
+  CHECK(next == mine.bytes_before(mine.file_end()));
+}
+
+}  // namespace
+
+// Realms of whole ranges: the k-th window of every aggregator comes before
+// the (k+1)-th of any, so that the aggregators work side by side rather
+// than the first realm's all through before the second's.
+TEST_CASE("Runtime.PlanCompiler.ClientItemsGoRoundTheAggregators") {
+  // Two realms of 4 windows of 1 KiB; the access touches all 8 windows.
+  const RealmLayout layout = RealmLayout::ranges({0, 4096, 8192}, 1024);
+  const Access mine = strided(8192, 48, 64);
+  const CollectivePlan plan = items_for(layout, mine, {5, 3});
+  REQUIRE(plan.client_items.size() == 8);
+  for (std::size_t i = 0; i < plan.client_items.size(); ++i) {
+    CHECK(plan.client_items[i].window == static_cast<std::int64_t>(i / 2));
+    CHECK(plan.client_items[i].peer == (i % 2 == 0 ? 5 : 3));
+  }
+  check_cover_access(plan.client_items, mine);
+}
+
+// Realms of different lengths: an aggregator with more windows keeps its
+// later ones after the others' have run out; a client whose access starts
+// part way into a realm still orders by window index.
+TEST_CASE("Runtime.PlanCompiler.ClientItemsOfUnevenRealms") {
+  // Slot 0: windows 0..1 of [0, 2048); slot 1: windows 0..5 of [2048, 8192).
+  const RealmLayout layout = RealmLayout::ranges({0, 2048, 8192}, 1024);
+  const Access mine = strided(8192, 100, 512);
+  const CollectivePlan plan = items_for(layout, mine, {0, 1});
+  const std::vector<std::pair<int, std::int64_t>> expected = {{0, 0}, {1, 0}, {0, 1}, {1, 1},
+                                                              {1, 2}, {1, 3}, {1, 4}, {1, 5}};
+  REQUIRE(plan.client_items.size() == expected.size());
+  for (std::size_t i = 0; i < expected.size(); ++i) {
+    CHECK(plan.client_items[i].peer == expected[i].first);
+    CHECK(plan.client_items[i].window == expected[i].second);
+  }
+  check_cover_access(plan.client_items, mine);
+
+  // Only the last 3 KiB of the file: slot 1's windows 3..5.
+  std::vector<Piece> tail;
+  for (std::int64_t at = 5120; at < 8192; at += 256) tail.push_back(Piece{at, 16});
+  const Access late(std::move(tail));
+  const CollectivePlan tail_plan = items_for(layout, late, {0, 1});
+  REQUIRE(tail_plan.client_items.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    CHECK(tail_plan.client_items[i].peer == 1);
+    CHECK(tail_plan.client_items[i].window == static_cast<std::int64_t>(3 + i));
+  }
+  check_cover_access(tail_plan.client_items, late);
+}
