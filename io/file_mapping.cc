@@ -225,6 +225,32 @@ bool FileMapping::store_resident(std::span<const IoRequest> requests) {
   return false;
 }
 
+bool FileMapping::fill_resident(std::int64_t offset, std::int64_t bytes, void (*fill)(void*, char*),
+                                void* context) {
+  std::lock_guard lock(mutex_);
+  if (!coherent_) coherent_ = coherent_for_mapped_stores(fd_);
+  const IoRequest range{offset, {}, static_cast<std::size_t>(bytes)};
+  if (!*coherent_ ||
+      !resident(std::span<const IoRequest>(&range, 1), PROT_READ | PROT_WRITE, false)) {
+    return false;
+  }
+  struct Filling {
+    void (*fill)(void*, char*);
+    void* context;
+    char* to;
+  } filling{fill, context, base_ + (offset - base_offset_)};
+  if (copy_catching_bus_errors(
+          [](void* argument) {
+            const Filling& f = *static_cast<const Filling*>(argument);
+            f.fill(f.context, f.to);
+          },
+          &filling)) {
+    return true;
+  }
+  known_size_ = 0;  // as store_resident
+  return false;
+}
+
 bool FileMapping::load_resident(std::span<const IoRequest> requests) {
   std::lock_guard lock(mutex_);
   if (!loadable_) {

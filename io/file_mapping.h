@@ -98,6 +98,13 @@ class FileMapping {
   // reports the error if there is one.
   bool store_resident(std::span<const IoRequest> requests);
   bool load_resident(std::span<const IoRequest> requests);
+  // As store_resident for [offset, offset + bytes), but the bytes are
+  // made by `fill(context, to)` straight into the mapped pages, `to`
+  // pointing at `offset`: a conversion then costs one pass instead of a
+  // pass into a buffer and a copy. `fill` is left by siglongjmp on
+  // SIGBUS: plain loops only, nothing to unwind (bus_guard.h).
+  bool fill_resident(std::int64_t offset, std::int64_t bytes, void (*fill)(void*, char*),
+                     void* context);
   // Notes a transfer of [begin, end) made without the mapping, after it
   // succeeded: the file was at least `end` bytes long then (a write, or a
   // read that returned every byte), and the range counts as accessed.

@@ -27,6 +27,15 @@ void MappedBackend::write(int fd, std::span<const IoRequest> requests) {
   }
 }
 
+bool MappedBackend::fill_in_place(int fd, std::int64_t offset, std::int64_t bytes,
+                                  void (*fill)(void*, char*), void* context) {
+  if (mapping_ == nullptr || fd != mapping_->fd() || bytes <= 0 ||
+      bytes > kMappedWriteAtMostBytes) {
+    return false;
+  }
+  return mapping_->fill_resident(offset, bytes, fill, context);
+}
+
 void MappedBackend::read(int fd, std::span<const IoRequest> requests,
                          std::span<std::size_t> bytes_read) {
   FileMapping* mapping = mapping_for(fd, requests, kMappedReadAtMostBytes);

@@ -76,6 +76,8 @@ class MappedBackend : public StorageBackend {
   void write(int fd, std::span<const IoRequest> requests) override;
   void read(int fd, std::span<const IoRequest> requests,
             std::span<std::size_t> bytes_read) override;
+  bool fill_in_place(int fd, std::int64_t offset, std::int64_t bytes, void (*fill)(void*, char*),
+                     void* context) override;
 
  private:
   // The mapping, when it may serve these requests on `fd` at all.

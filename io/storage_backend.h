@@ -45,6 +45,17 @@ class StorageBackend {
   // the first failure.
   virtual void read(int fd, std::span<const IoRequest> requests,
                     std::span<std::size_t> bytes_read) = 0;
+
+  // Writes [offset, offset + bytes) of `fd` by letting `fill(context, to)`
+  // make the bytes straight in the file's pages, where this backend can
+  // (mapped_backend.h: a kept mapping of a range accessed before). Returns
+  // false where it cannot, or when a page failed midway: the caller then
+  // writes the whole range through write(). `fill` must be plain loops
+  // (it may be left by siglongjmp, bus_guard.h).
+  virtual bool fill_in_place(int /*fd*/, std::int64_t /*offset*/, std::int64_t /*bytes*/,
+                             void (* /*fill*/)(void*, char*), void* /*context*/) {
+    return false;
+  }
 };
 
 enum class BackendKind { automatic, io_uring, posix };

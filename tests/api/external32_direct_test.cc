@@ -257,3 +257,51 @@ TEST_CASE("Api.External32Direct.ReadStopsAtWholeElements") {
   MPI_Type_free(&memory_type);
   MPI_Barrier(MPI_COMM_WORLD);
 }
+
+// A rewrite of contiguous memory over the same contiguous part of the
+// file goes through the kept mapping, reversed straight into the file's
+// pages (runtime/direct_stages.cc, write_reversed_in_place): the file must
+// hold the second write's data, encoded, and nothing of the first.
+TEST_CASE("Api.External32Direct.ContiguousRewriteInPlace") {
+  const int rank = world_rank(), ranks = world_size();
+  for (const Element& element : kElements) {
+    CAPTURE(element.name);
+    const int size = element.unit * element.parts;
+    const std::int64_t count = 40000 / size;
+    const std::int64_t part_bytes = count * size;
+    const std::string path =
+        flowio::testing::scratch_path(MPI_COMM_WORLD, std::string("e32_rewrite_") + element.name);
+    flowio::File file =
+        flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::rdwr);
+    file.set_view(rank * part_bytes, element.type, element.type, {}, "external32");
+    Bytes memory(static_cast<std::size_t>(part_bytes));
+    for (int version = 0; version < 2; ++version) {
+      for (std::int64_t i = 0; i < count; ++i) {
+        for (int b = 0; b < size; ++b) {
+          memory[static_cast<std::size_t>(i * size + b)] = byte_of(rank + version * ranks, i, b);
+        }
+      }
+      CHECK(file.write_at_all(0, memory.data(), static_cast<int>(count), element.type) ==
+            static_cast<std::size_t>(part_bytes));
+    }
+    file.sync();
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+      Bytes expected(static_cast<std::size_t>(ranks * part_bytes));
+      for (int r = 0; r < ranks; ++r) {
+        for (std::int64_t i = 0; i < count; ++i) {
+          for (int part = 0; part < element.parts; ++part) {
+            for (int b = 0; b < element.unit; ++b) {
+              expected[static_cast<std::size_t>(r * part_bytes + i * size + part * element.unit +
+                                                b)] =
+                  byte_of(r + ranks, i, part * element.unit + element.unit - 1 - b);
+            }
+          }
+        }
+      }
+      CHECK(read_whole_file<unsigned char>(path) == expected);
+    }
+    file.close();
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+}

@@ -300,4 +300,29 @@ TEST_CASE("Io.MappedBackend.SeveralRequestsAndPieces") {
   CHECK(count_not(bytes, 15050, 20000, 0) == 0);
 }
 
+// A fill in place makes its bytes straight in the mapped pages of a range
+// written before, and refuses a first access and a range past the size
+// seen (the caller then writes).
+TEST_CASE("Io.MappedBackend.FillsInPlace") {
+  Fixture f("mapped_fill");
+  const auto fill_with_index = [](void* context, char* to) {
+    const std::size_t length = *static_cast<const std::size_t*>(context);
+    for (std::size_t i = 0; i < length; ++i) to[i] = static_cast<char>(i % 251);
+  };
+  std::size_t length = 8192;
+  CHECK_FALSE(f.backend->fill_in_place(f.file.fd(), 4096, 8192, fill_with_index, &length));
+  f.write(0, 16384, 9);
+  CHECK(f.writes == 1);
+  CHECK(f.backend->fill_in_place(f.file.fd(), 4096, 8192, fill_with_index, &length));
+  CHECK(f.writes == 1);
+  const auto bytes = file_bytes(f.file.fd());
+  REQUIRE(bytes.size() == 16384);
+  CHECK(count_not(bytes, 0, 4096, 9) == 0);
+  CHECK(count_not(bytes, 12288, 16384, 9) == 0);
+  std::size_t wrong = 0;
+  for (std::size_t i = 0; i < 8192; ++i) wrong += bytes[4096 + i] != i % 251 ? 1 : 0;
+  CHECK(wrong == 0);
+  CHECK_FALSE(f.backend->fill_in_place(f.file.fd(), 12288, 8192, fill_with_index, &length));
+}
+
 }  // namespace flowio::io::testing
