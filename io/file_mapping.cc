@@ -200,23 +200,24 @@ bool FileMapping::resident(std::span<const IoRequest> requests, int protection, 
   return true;
 }
 
-bool FileMapping::store_resident(std::span<const IoRequest> requests) {
+bool FileMapping::store_guarded(std::span<const IoRequest> ranges,
+                                void (*store)(void* context, char* base, std::int64_t base_offset),
+                                void* context) {
   std::lock_guard lock(mutex_);
   if (!coherent_) coherent_ = coherent_for_mapped_stores(fd_);
-  if (!*coherent_ || !resident(requests, PROT_READ | PROT_WRITE, false)) return false;
-  Resident copy{requests, base_, base_offset_};
+  if (!*coherent_ || !resident(ranges, PROT_READ | PROT_WRITE, false)) return false;
+  struct Store {
+    void (*store)(void*, char*, std::int64_t);
+    void* context;
+    char* base;
+    std::int64_t base_offset;
+  } call{store, context, base_, base_offset_};
   if (copy_catching_bus_errors(
-          [](void* context) {
-            const Resident& c = *static_cast<const Resident*>(context);
-            for (const IoRequest& request : c.requests) {
-              char* to = c.base + (request.file_offset - c.base_offset);
-              for (const iovec& piece : request.memory) {
-                std::memcpy(to, piece.iov_base, piece.iov_len);
-                to += piece.iov_len;
-              }
-            }
+          [](void* argument) {
+            const Store& c = *static_cast<const Store*>(argument);
+            c.store(c.context, c.base, c.base_offset);
           },
-          &copy)) {
+          &call)) {
     return true;
   }
   // The file is shorter than thought (or a page failed): the caller's
@@ -225,30 +226,36 @@ bool FileMapping::store_resident(std::span<const IoRequest> requests) {
   return false;
 }
 
+bool FileMapping::store_resident(std::span<const IoRequest> requests) {
+  return store_guarded(
+      requests,
+      [](void* context, char* base, std::int64_t base_offset) {
+        for (const IoRequest& request : *static_cast<std::span<const IoRequest>*>(context)) {
+          char* to = base + (request.file_offset - base_offset);
+          for (const iovec& piece : request.memory) {
+            std::memcpy(to, piece.iov_base, piece.iov_len);
+            to += piece.iov_len;
+          }
+        }
+      },
+      &requests);
+}
+
 bool FileMapping::fill_resident(std::int64_t offset, std::int64_t bytes, void (*fill)(void*, char*),
                                 void* context) {
-  std::lock_guard lock(mutex_);
-  if (!coherent_) coherent_ = coherent_for_mapped_stores(fd_);
   const IoRequest range{offset, {}, static_cast<std::size_t>(bytes)};
-  if (!*coherent_ ||
-      !resident(std::span<const IoRequest>(&range, 1), PROT_READ | PROT_WRITE, false)) {
-    return false;
-  }
   struct Filling {
     void (*fill)(void*, char*);
     void* context;
-    char* to;
-  } filling{fill, context, base_ + (offset - base_offset_)};
-  if (copy_catching_bus_errors(
-          [](void* argument) {
-            const Filling& f = *static_cast<const Filling*>(argument);
-            f.fill(f.context, f.to);
-          },
-          &filling)) {
-    return true;
-  }
-  known_size_ = 0;  // as store_resident
-  return false;
+    std::int64_t offset;
+  } filling{fill, context, offset};
+  return store_guarded(
+      std::span<const IoRequest>(&range, 1),
+      [](void* argument, char* base, std::int64_t base_offset) {
+        const Filling& f = *static_cast<const Filling*>(argument);
+        f.fill(f.context, base + (f.offset - base_offset));
+      },
+      &filling);
 }
 
 bool FileMapping::load_resident(std::span<const IoRequest> requests) {

@@ -163,6 +163,12 @@ class FileMapping {
   // The checks and the mapping store_resident and load_resident share;
   // false when the requests cannot be served. Called with mutex_ held.
   bool resident(std::span<const IoRequest> requests, int protection, bool loading);
+  // The checks and the SIGBUS guard store_resident and fill_resident
+  // share: `store(context, base, base_offset)` writes the ranges, file
+  // offset k at base + (k - base_offset).
+  bool store_guarded(std::span<const IoRequest> ranges,
+                     void (*store)(void* context, char* base, std::int64_t base_offset),
+                     void* context);
 };
 
 }  // namespace flowio::io

@@ -1,8 +1,17 @@
 #include "io/iovec_cursor.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 
 namespace flowio::io {
+
+CallLimit::CallLimit(int fd, bool writing, std::size_t longest) : writing_(writing) {
+  struct stat status {};
+  if (writing && longest > max_write_bytes_per_call && ::fstat(fd, &status) == 0) {
+    file_size_ = status.st_size;
+  }
+}
 
 IovecCursor::IovecCursor(std::span<const iovec> memory) noexcept : memory_(memory) {
   for (const iovec& piece : memory_) remaining_ += piece.iov_len;

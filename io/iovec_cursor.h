@@ -45,6 +45,22 @@ inline std::size_t max_write_bytes_at(std::int64_t offset, std::int64_t file_siz
   return std::min(static_cast<std::size_t>(existing), max_bytes_per_call);
 }
 
+// How many bytes one call of a transfer on a file moves at most at each
+// offset: max_bytes_per_call for reads; max_write_bytes_at for writes,
+// the file's size asked once (fstat) when a write of `longest` bytes could
+// be split at all (unknown, every write is split as new pages are).
+class CallLimit {
+ public:
+  CallLimit(int fd, bool writing, std::size_t longest);
+  std::size_t at(std::int64_t offset) const {
+    return writing_ ? max_write_bytes_at(offset, file_size_) : max_bytes_per_call;
+  }
+
+ private:
+  bool writing_;
+  std::int64_t file_size_ = 0;
+};
+
 // Not thread safe; one cursor belongs to one transfer. The iovec array is
 // borrowed for the cursor's lifetime and never written.
 class IovecCursor {

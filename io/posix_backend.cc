@@ -1,6 +1,5 @@
 #include "io/posix_backend.h"
 
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -42,34 +41,11 @@ ssize_t moved_by(ssize_t moved, Direction direction, bool vectored, int fd, off_
   return moved;
 }
 
-// How many bytes one call moves at most at `offset` (max_write_bytes_at).
-class CallLimit {
- public:
-  // The file's size is asked for (one fstat) only when a write of
-  // `length` bytes could be split.
-  CallLimit(int fd, Direction direction, std::size_t length) : direction_(direction) {
-    struct stat status {};
-    if (direction == Direction::write && length > max_write_bytes_per_call &&
-        ::fstat(fd, &status) == 0) {
-      file_size_ = status.st_size;
-    }
-  }
-
-  std::size_t at(off_t offset) const {
-    return direction_ == Direction::write ? max_write_bytes_at(offset, file_size_)
-                                          : max_bytes_per_call;
-  }
-
- private:
-  Direction direction_;
-  std::int64_t file_size_ = 0;  // 0 when unknown: every write split
-};
-
 // Moves a request of one iovec (every small call) without a cursor.
 std::size_t transfer_one(int fd, const IoRequest& request, Direction direction) {
   char* const data = static_cast<char*>(request.memory[0].iov_base);
   const std::size_t length = request.memory[0].iov_len;
-  const CallLimit limit(fd, direction, length);
+  const CallLimit limit(fd, direction == Direction::write, length);
   std::size_t done = 0;
   while (done < length) {
     const off_t offset = static_cast<off_t>(request.file_offset) + static_cast<off_t>(done);
@@ -90,7 +66,7 @@ std::size_t transfer(int fd, const IoRequest& request, Direction direction,
                      std::vector<iovec>& scratch) {
   if (request.memory.size() == 1) return transfer_one(fd, request, direction);
   IovecCursor cursor(request.memory);
-  const CallLimit limit(fd, direction, cursor.remaining());
+  const CallLimit limit(fd, direction == Direction::write, cursor.remaining());
   std::size_t done = 0;
   while (cursor.remaining() > 0) {
     const off_t offset = static_cast<off_t>(request.file_offset) + static_cast<off_t>(done);

@@ -7,6 +7,16 @@
 
 namespace flowio::io {
 
+namespace {
+
+std::size_t longest_request(std::span<const IoRequest> requests) {
+  std::size_t longest = 0;
+  for (const IoRequest& request : requests) longest = std::max(longest, request.bytes);
+  return longest;
+}
+
+}  // namespace
+
 RingTransfer::RingTransfer(io_uring& ring, unsigned depth, int fd, Direction direction,
                            std::span<const IoRequest> requests, std::span<std::size_t> bytes_read)
     : ring_(ring),
@@ -14,6 +24,7 @@ RingTransfer::RingTransfer(io_uring& ring, unsigned depth, int fd, Direction dir
       direction_(direction),
       requests_(requests),
       bytes_read_(bytes_read),
+      limit_(fd, direction == Direction::write, longest_request(requests)),
       slots_(std::min<std::size_t>(requests.size(), depth)) {
   free_slots_.reserve(slots_.size());
   // No more completions than operations in flight, at most one per slot:
@@ -45,14 +56,13 @@ void RingTransfer::start_requests() {
 void RingTransfer::prepare(std::size_t slot_index) {
   Slot& slot = slots_[slot_index];
   const IoRequest& request = requests_[slot.request];
+  const auto offset = static_cast<std::uint64_t>(request.file_offset) + slot.done;
   const std::span<const iovec> window = slot.cursor.window(
-      slot.scratch, max_iovecs_per_call,
-      direction_ == Direction::write ? max_write_bytes_per_call : max_bytes_per_call);
+      slot.scratch, max_iovecs_per_call, limit_.at(static_cast<std::int64_t>(offset)));
   // At most one operation per slot is outstanding and each holds at most
   // one SQ entry, so the SQ cannot be full here.
   io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
   if (sqe == nullptr) throw_errno(EBUSY, "io_uring_get_sqe: submission queue full");
-  const auto offset = static_cast<std::uint64_t>(request.file_offset) + slot.done;
   slot.vectored = window.size() > 1;
   if (!slot.vectored) {
     // max_bytes_per_call keeps the length within unsigned.
@@ -133,7 +143,7 @@ void RingTransfer::complete(const Completion& completion) {
   slot.done += static_cast<std::size_t>(result);
   if (slot.cursor.remaining() == 0) return finish(slot_index);
   if (failed()) return release(slot_index);
-  // A short transfer, or a write longer than max_write_bytes_per_call:
+  // A short transfer, or a write cut by limit_:
   // continue with the remainder.
   prepare(slot_index);
 }

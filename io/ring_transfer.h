@@ -114,6 +114,7 @@ class RingTransfer {
   const Direction direction_;
   const std::span<const IoRequest> requests_;
   const std::span<std::size_t> bytes_read_;
+  const CallLimit limit_;
   // Sized once: slots never move while operations refer to their scratch.
   std::vector<Slot> slots_;
   std::vector<std::size_t> free_slots_;
