@@ -107,23 +107,23 @@ void FileMapping::unmap() {
   length_ = 0;
 }
 
-void FileMapping::touch(std::int64_t begin, std::int64_t end) {
-  // A range far from the touched one replaces it: the hull of the two
-  // would call many pages between them accessed. Ranges close by (the
-  // batches of one call, a hole apart) extend it.
-  if (touched_end_ <= touched_begin_ || end + kMappingGrain < touched_begin_ ||
-      begin > touched_end_ + kMappingGrain) {
-    touched_begin_ = begin;
-    touched_end_ = end;
+void FileMapping::RangeHull::add(std::int64_t from, std::int64_t to) {
+  // Ranges close by (the batches of one call, a hole apart) extend it.
+  if (end <= begin || to + kMappingGrain < begin || from > end + kMappingGrain) {
+    begin = from;
+    end = to;
     return;
   }
-  touched_begin_ = std::min(touched_begin_, begin);
-  touched_end_ = std::max(touched_end_, end);
+  begin = std::min(begin, from);
+  end = std::max(end, to);
 }
+
+// Every range moved through the mapping counts as accessed too.
+void FileMapping::touch(std::int64_t begin, std::int64_t end) { touched_.add(begin, end); }
 
 bool FileMapping::accessed_before(std::int64_t begin, std::int64_t end) {
   std::lock_guard lock(mutex_);
-  return touched_begin_ < touched_end_ && touched_begin_ <= begin && end <= touched_end_;
+  return touched_.covers(begin, end);
 }
 
 void FileMapping::note_access(std::int64_t begin, std::int64_t end) {
@@ -149,7 +149,8 @@ void FileMapping::note_transfer(std::int64_t begin, std::int64_t end) {
   touch(begin, end);
 }
 
-bool FileMapping::resident(std::span<const IoRequest> requests, int protection, bool loading) {
+bool FileMapping::resident(std::span<const IoRequest> requests, int protection, bool loading,
+                           Pages pages) {
   std::int64_t begin = std::numeric_limits<std::int64_t>::max();
   std::int64_t end = 0;
   for (const IoRequest& request : requests) {
@@ -158,6 +159,10 @@ bool FileMapping::resident(std::span<const IoRequest> requests, int protection, 
     end = std::max(end, request.file_offset + static_cast<std::int64_t>(request.bytes));
   }
   if (end <= begin) return false;
+  if (pages == Pages::mapped && !(base_ != nullptr && (protection_ & protection) == protection &&
+                                  mapped_.covers(begin, end))) {
+    return false;
+  }
   // Bytes past the known size may lie past end of file, where a store is
   // lost (in the last page) or raises SIGBUS, and a load must stop. Loads
   // ask the file (one fstat) where they need more than is known: a read
@@ -174,10 +179,7 @@ bool FileMapping::resident(std::span<const IoRequest> requests, int protection, 
   // the page's whole folio and its cached neighbours (fault-around), less
   // than a pread per call for reads that walk through the file (bench/
   // README.md, "bench/hdf5"): loads go through the mapping at once.
-  if (!loading &&
-      (touched_end_ <= touched_begin_ || begin < touched_begin_ || end > touched_end_)) {
-    return false;
-  }
+  if (!loading && !touched_.covers(begin, end)) return false;
   // A range outside the kept mapping remaps it (munmap, mmap, and page
   // faults again for everything mapped before; near ranges extend it,
   // cover()). Calls that alternate between parts of the file too far
@@ -197,6 +199,9 @@ bool FileMapping::resident(std::span<const IoRequest> requests, int protection, 
   if (!cover(begin, end, protection)) return false;
   ++calls_served_;
   if (loading) touch(begin, end);
+  // Stored or loaded below (a failure forgets the size, not this: a page
+  // that raised SIGBUS is not mapped, and its next load faults again).
+  mapped_.add(begin, end);
   return true;
 }
 
@@ -258,7 +263,7 @@ bool FileMapping::fill_resident(std::int64_t offset, std::int64_t bytes, void (*
       &filling);
 }
 
-bool FileMapping::load_resident(std::span<const IoRequest> requests) {
+bool FileMapping::load_resident(std::span<const IoRequest> requests, Pages pages) {
   std::lock_guard lock(mutex_);
   if (!loadable_) {
     const int flags = ::fcntl(fd_, F_GETFL);
@@ -271,7 +276,7 @@ bool FileMapping::load_resident(std::span<const IoRequest> requests) {
     // after loads then finds the mapping it needs.
     load_protection_ = (flags & O_ACCMODE) == O_RDWR ? PROT_READ | PROT_WRITE : PROT_READ;
   }
-  if (!*loadable_ || !resident(requests, load_protection_, true)) return false;
+  if (!*loadable_ || !resident(requests, load_protection_, true, pages)) return false;
   Resident copy{requests, base_, base_offset_};
   if (copy_catching_bus_errors(
           [](void* context) {
@@ -318,6 +323,7 @@ bool FileMapping::cover(std::int64_t begin, std::int64_t end, int protection) {
       ::mmap(nullptr, static_cast<std::size_t>(to - from), protection, MAP_SHARED, fd_, from);
   if (address == MAP_FAILED) return false;
   base_ = static_cast<char*>(address);
+  mapped_ = {};
   calls_served_ = 0;
   calls_outside_ = 0;
   base_offset_ = from;
@@ -353,6 +359,7 @@ bool FileMapping::store(std::span<const WindowPiece> pieces) {
       &copy);
   if (!stored) throw_bus_error("storing data");
   touch(begin, end);
+  mapped_.add(begin, end);
   known_size_ = std::max(known_size_, end);  // fallocate extended it
   return true;
 }
@@ -401,6 +408,7 @@ std::optional<std::int64_t> FileMapping::load(std::span<const WindowPiece> piece
       &load);
   if (!copied) throw_bus_error("loading data");
   touch(begin, end);
+  mapped_.add(begin, end);
   known_size_ = std::max(known_size_, size);
   std::int64_t before_end = 0;
   for (const WindowPiece& piece : pieces.first(inside)) {

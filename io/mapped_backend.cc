@@ -38,10 +38,13 @@ bool MappedBackend::fill_in_place(int fd, std::int64_t offset, std::int64_t byte
 
 void MappedBackend::read(int fd, std::span<const IoRequest> requests,
                          std::span<std::size_t> bytes_read) {
-  FileMapping* mapping = mapping_for(fd, requests, kMappedReadAtMostBytes);
+  FileMapping* mapping = mapping_for(fd, requests, kMappedRereadAtMostBytes);
   if (mapping != nullptr) {
     check_read_requests(requests, bytes_read);
-    if (mapping->load_resident(requests)) {
+    const FileMapping::Pages pages = mapping_for(fd, requests, kMappedReadAtMostBytes) != nullptr
+                                         ? FileMapping::Pages::any
+                                         : FileMapping::Pages::mapped;
+    if (mapping->load_resident(requests, pages)) {
       for (std::size_t i = 0; i < requests.size(); ++i) bytes_read[i] = requests[i].bytes;
       return;
     }

@@ -15,8 +15,13 @@
 // processes on one file widen the gap (bench/README.md, "bench/repeat").
 //
 // When: a call of requests whose bytes total at most
-// kMappedReadAtMostBytes for reads (above about 1 MiB the copy dominates
-// both: 2-4 MiB loads measured 0.8-1.0 of pread's speed) and
+// kMappedReadAtMostBytes for reads (above about 1 MiB the page faults of
+// pages not yet mapped cost more than pread's page cache walk: 2-4 MiB
+// loads measured 0.8-1.0 of pread's speed), or kMappedRereadAtMostBytes for
+// reads of pages already moved through the kept mapping (no fault left: a
+// copy alone, 2-8 MiB in 0.88 of a pread's time, one process, this
+// machine; so a read after a write through the mapping, or a repeated
+// read, goes through it), and
 // kMappedWriteAtMostBytes for writes (a pwrite holds the inode lock for its
 // whole copy, so two processes writing one file take turns, 50 and 100 us
 // for 2 MiB each, while stores run side by side: ncio c-c on 2 ranks, 2 and
@@ -60,6 +65,7 @@ namespace flowio::io {
 
 // Calls that move more bytes than these go to the backend beneath.
 inline constexpr std::int64_t kMappedReadAtMostBytes = std::int64_t{1} << 20;
+inline constexpr std::int64_t kMappedRereadAtMostBytes = std::int64_t{16} << 20;
 inline constexpr std::int64_t kMappedWriteAtMostBytes = std::int64_t{16} << 20;
 
 // Thread safety: as every backend, callable from many threads at once;
