@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "runtime/core/bulk_copy.h"
 #include "runtime/core/byte_order.h"
 
 namespace flowio::exchange {
@@ -117,7 +118,7 @@ inline void copy_piece(char* to, const char* from, std::int64_t length) {
       std::memcpy(to, from, 16);
       return;
     default:
-      std::memcpy(to, from, static_cast<std::size_t>(length));
+      core::copy_bytes(to, from, static_cast<std::size_t>(length));
       return;
   }
 }

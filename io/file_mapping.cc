@@ -15,6 +15,7 @@
 
 #include "flowio/error.h"
 #include "io/bus_guard.h"
+#include "runtime/core/bulk_copy.h"
 
 namespace flowio::io {
 namespace {
@@ -63,7 +64,7 @@ inline void copy_piece(char* to, const char* from, std::int64_t length) {
     std::memcpy(to + length - 8, &tail, 8);
     return;
   }
-  std::memcpy(to, from, static_cast<std::size_t>(length));
+  core::copy_bytes(to, from, static_cast<std::size_t>(length));
 }
 
 // How many pieces ahead a copy asks for the cache line it will touch.
@@ -238,7 +239,7 @@ bool FileMapping::store_resident(std::span<const IoRequest> requests) {
         for (const IoRequest& request : *static_cast<std::span<const IoRequest>*>(context)) {
           char* to = base + (request.file_offset - base_offset);
           for (const iovec& piece : request.memory) {
-            std::memcpy(to, piece.iov_base, piece.iov_len);
+            core::copy_bytes(to, piece.iov_base, piece.iov_len);
             to += piece.iov_len;
           }
         }
@@ -284,7 +285,7 @@ bool FileMapping::load_resident(std::span<const IoRequest> requests, Pages pages
             for (const IoRequest& request : c.requests) {
               const char* from = c.base + (request.file_offset - c.base_offset);
               for (const iovec& piece : request.memory) {
-                std::memcpy(piece.iov_base, from, piece.iov_len);
+                core::copy_bytes(piece.iov_base, from, piece.iov_len);
                 from += piece.iov_len;
               }
             }

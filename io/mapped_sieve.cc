@@ -12,6 +12,7 @@
 
 #include "flowio/error.h"
 #include "io/bus_guard.h"
+#include "runtime/core/bulk_copy.h"
 
 namespace flowio::io {
 namespace {
@@ -144,7 +145,8 @@ std::optional<std::int64_t> read_mapped(int fd, std::span<const WindowPiece> pie
           const std::int64_t valid =
               std::clamp<std::int64_t>(c.end - piece.offset, 0, piece.length);
           if (valid > 0) {
-            std::memcpy(piece.data, c.mapping->at(piece.offset), static_cast<std::size_t>(valid));
+            core::copy_bytes(piece.data, c.mapping->at(piece.offset),
+                             static_cast<std::size_t>(valid));
           }
           std::memset(piece.data + valid, 0, static_cast<std::size_t>(piece.length - valid));
         }

@@ -5,6 +5,7 @@
 
 #include "flowio/error.h"
 #include "io/mapped_sieve.h"
+#include "runtime/core/bulk_copy.h"
 
 namespace flowio::io {
 namespace {
@@ -309,8 +310,8 @@ WindowIoResult read_window(StorageBackend& backend, int fd, std::span<const Wind
     const std::int64_t valid = read_extent(backend, fd, shape, staging);
     result.data_end = shape.begin + valid;
     for (const WindowPiece& piece : pieces) {
-      std::memcpy(piece.data, staging.data() + (piece.offset - shape.begin),
-                  static_cast<std::size_t>(piece.length));
+      core::copy_bytes(piece.data, staging.data() + (piece.offset - shape.begin),
+                       static_cast<std::size_t>(piece.length));
       const std::int64_t before_end = shape.begin + valid - piece.offset;
       result.bytes_read += std::clamp<std::int64_t>(before_end, 0, piece.length);
     }

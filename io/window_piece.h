@@ -6,6 +6,7 @@
 #include <cstring>
 #include <span>
 
+#include "runtime/core/bulk_copy.h"
 #include "runtime/core/byte_order.h"
 
 namespace flowio::io {
@@ -32,7 +33,7 @@ inline void copy_to_file_form(const WindowPiece& piece, std::int64_t skip, std::
                               char* to) {
   const std::int64_t unit = piece.reversed_unit;
   if (unit <= 1) {
-    std::memcpy(to, piece.data + skip, static_cast<std::size_t>(bytes));
+    core::copy_bytes(to, piece.data + skip, static_cast<std::size_t>(bytes));
     return;
   }
   const std::int64_t phase = (piece.unit_phase + skip) & (unit - 1);
