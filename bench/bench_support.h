@@ -122,7 +122,9 @@ void report_native(Report& report, const Fields& fields, const std::string& op, 
 double median(std::vector<double> values);
 
 // Seconds of `operation` on the slowest rank: a barrier first, then the
-// maximum of every rank's elapsed MPI_Wtime.
+// maximum of every rank's elapsed MPI_Wtime. The barrier and the maximum
+// wait yielding the core (bench_support.cc), so that on a node with more
+// ranks than cores they do not take it from a rank still timed.
 double time_collective(const std::function<void()>& operation);
 
 // The data stream `rank` writes: `bytes` bytes of 8-byte words, each a hash
