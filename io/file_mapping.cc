@@ -108,15 +108,28 @@ void FileMapping::unmap() {
   length_ = 0;
 }
 
-void FileMapping::RangeHull::add(std::int64_t from, std::int64_t to) {
-  // Ranges close by (the batches of one call, a hole apart) extend it.
-  if (end <= begin || to + kMappingGrain < begin || from > end + kMappingGrain) {
-    begin = from;
-    end = to;
-    return;
+void FileMapping::RecentRanges::add(std::int64_t from, std::int64_t to) {
+  ++additions_;
+  // Ranges close by (the batches of one call, a hole apart) extend a hull.
+  Hull* oldest = &hulls_[0];
+  for (Hull& hull : hulls_) {
+    if (hull.begin < hull.end && to + kMappingGrain >= hull.begin &&
+        from <= hull.end + kMappingGrain) {
+      hull.begin = std::min(hull.begin, from);
+      hull.end = std::max(hull.end, to);
+      hull.added = additions_;
+      return;
+    }
+    if (hull.added < oldest->added) oldest = &hull;
   }
-  begin = std::min(begin, from);
-  end = std::max(end, to);
+  *oldest = Hull{from, to, additions_};
+}
+
+bool FileMapping::RecentRanges::covers(std::int64_t from, std::int64_t to) const {
+  for (const Hull& hull : hulls_) {
+    if (hull.begin < hull.end && hull.begin <= from && to <= hull.end) return true;
+  }
+  return false;
 }
 
 // Every range moved through the mapping counts as accessed too.
@@ -182,17 +195,23 @@ bool FileMapping::resident(std::span<const IoRequest> requests, int protection, 
   // README.md, "bench/hdf5"): loads go through the mapping at once.
   if (!loading && !touched_.covers(begin, end)) return false;
   // A range outside the kept mapping remaps it (munmap, mmap, and page
-  // faults again for everything mapped before; near ranges extend it,
-  // cover()). Calls that alternate between parts of the file too far
-  // apart to be mapped together would remap at every call: a call outside
-  // remaps only once more calls went outside than the mapping served
-  // since it was made, or kCallsBeforeRemap did; the others make system
-  // calls. So calls that moved on move the mapping after a call or two,
-  // and alternating ones move it at most once per kCallsBeforeRemap.
-  const bool covered = base_ != nullptr && (protection_ & protection) == protection &&
-                       base_offset_ <= begin &&
-                       end <= base_offset_ + static_cast<std::int64_t>(length_);
-  if (!covered && base_ != nullptr && calls_outside_ < kCallsBeforeRemap &&
+  // faults again for everything mapped before). A near one, within
+  // kLargestExtended of it, extends it (cover()) at once: a mapping only
+  // grows that way, so calls among a few places near each other (the
+  // pieces of one call, far apart in a checkpoint's file) settle on one
+  // mapping of all of them. Calls that alternate between parts of the
+  // file too far apart to be mapped together would remap at every call: a
+  // call far outside remaps only once more calls went outside than the
+  // mapping served since it was made, or kCallsBeforeRemap did; the others
+  // make system calls. So calls that moved on move the mapping after a
+  // call or two, and alternating ones move it at most once per
+  // kCallsBeforeRemap.
+  const std::int64_t mapped_end = base_offset_ + static_cast<std::int64_t>(length_);
+  const bool compatible = base_ != nullptr && (protection_ & protection) == protection;
+  const bool covered = compatible && base_offset_ <= begin && end <= mapped_end;
+  const bool near =
+      compatible && std::max(end, mapped_end) - std::min(begin, base_offset_) <= kLargestExtended;
+  if (!covered && !near && base_ != nullptr && calls_outside_ < kCallsBeforeRemap &&
       calls_outside_ <= calls_served_) {
     ++calls_outside_;
     return false;

@@ -149,24 +149,34 @@ class FileMapping {
   std::int64_t base_offset_ = 0;
   std::size_t length_ = 0;
   int protection_ = 0;
-  // The hull of the latest ranges noted, where a range far from it (more
-  // than a mapping grain away) replaces it rather than extending it: the
-  // hull of the two would count many pages between them as noted.
-  struct RangeHull {
-    std::int64_t begin = 0;
-    std::int64_t end = 0;  // empty when end <= begin
+  // The latest ranges noted, as a few hulls: a range within a mapping
+  // grain of a hull extends it; one far from all of them replaces the
+  // hull extended longest ago (a hull of two far ranges would count the
+  // pages between them as noted). Several hulls, so that a call of a few
+  // far-apart pieces (a checkpoint's variables, one block each) finds
+  // all of them noted when it comes again.
+  class RecentRanges {
+   public:
     void add(std::int64_t from, std::int64_t to);
-    bool covers(std::int64_t from, std::int64_t to) const {
-      return begin < end && begin <= from && to <= end;
-    }
+    bool covers(std::int64_t from, std::int64_t to) const;
+
+   private:
+    static constexpr int kHulls = 8;
+    struct Hull {
+      std::int64_t begin = 0;
+      std::int64_t end = 0;  // empty when end <= begin
+      std::int64_t added = 0;
+    };
+    Hull hulls_[kHulls];
+    std::int64_t additions_ = 0;
   };
   // The latest ranges accessed (accessed_before). Kept across remaps: it
   // tells repeated accesses, whose pages a remap faults in once more, then
   // not again.
-  RangeHull touched_;
+  RecentRanges touched_;
   // The latest ranges moved through the kept mapping since it was made
   // (Pages::mapped): their pages have page table entries.
-  RangeHull mapped_;
+  RecentRanges mapped_;
   void touch(std::int64_t begin, std::int64_t end);
   // A length the file had at some point since the last forget: every
   // byte before it exists unless someone shrank the file since.

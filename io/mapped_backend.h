@@ -67,6 +67,8 @@ namespace flowio::io {
 inline constexpr std::int64_t kMappedReadAtMostBytes = std::int64_t{1} << 20;
 inline constexpr std::int64_t kMappedRereadAtMostBytes = std::int64_t{16} << 20;
 inline constexpr std::int64_t kMappedWriteAtMostBytes = std::int64_t{16} << 20;
+// A fill is a write: the calls fill_in_place is promised take one store each.
+static_assert(kFillInPlaceAtMostBytes <= kMappedWriteAtMostBytes);
 
 // Thread safety: as every backend, callable from many threads at once;
 // attach() alone must happen before any call.

@@ -24,6 +24,10 @@ struct IoRequest {
   std::size_t bytes = 0;
 };
 
+// The most bytes one fill_in_place call may ask for; larger fills are
+// made of several calls.
+inline constexpr std::int64_t kFillInPlaceAtMostBytes = std::int64_t{16} << 20;
+
 // Thread safety: every method may be called from many threads at once.
 class StorageBackend {
  public:
@@ -48,10 +52,11 @@ class StorageBackend {
 
   // Writes [offset, offset + bytes) of `fd` by letting `fill(context, to)`
   // make the bytes straight in the file's pages, where this backend can
-  // (mapped_backend.h: a kept mapping of a range accessed before). Returns
-  // false where it cannot, or when a page failed midway: the caller then
-  // writes the whole range through write(). `fill` must be plain loops
-  // (it may be left by siglongjmp, bus_guard.h).
+  // (mapped_backend.h: a kept mapping of a range accessed before, at most
+  // kFillInPlaceAtMostBytes a call). Returns false where it cannot, or
+  // when a page failed midway: the caller then writes the whole range
+  // through write(). `fill` must be plain loops (it may be left by
+  // siglongjmp, bus_guard.h).
   virtual bool fill_in_place(int /*fd*/, std::int64_t /*offset*/, std::int64_t /*bytes*/,
                              void (* /*fill*/)(void*, char*), void* /*context*/) {
     return false;

@@ -1,5 +1,7 @@
 #include "runtime/core/byte_order.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 
 #if defined(__x86_64__)
@@ -62,6 +64,29 @@ __attribute__((target("avx2"))) void reverse_units_avx2(std::int64_t unit, const
   if (done < bytes) reverse_units_scalar(unit, from + done, to + done, (bytes - done) / unit);
 }
 
+// reverse_units_avx2 with non-temporal stores, `to` unit-aligned: the
+// head up to the first 32-byte boundary (whole units, since each unit
+// size divides 32) and the tail by reverse_units_avx2.
+__attribute__((target("avx2"))) void reverse_units_streaming(std::int64_t unit, const char* from,
+                                                             char* to, std::int64_t count) {
+  const int which = unit == 2 ? 0 : unit == 4 ? 1 : unit == 8 ? 2 : 3;
+  const __m256i orders = _mm256_broadcastsi128_si256(
+      _mm_load_si128(reinterpret_cast<const __m128i*>(kLaneOrders[which].bytes)));
+  const std::int64_t bytes = unit * count;
+  const auto misalignment = static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(to) & 31);
+  const std::int64_t head = std::min(bytes, misalignment == 0 ? 0 : 32 - misalignment);
+  if (head > 0) reverse_units_avx2(unit, from, to, head / unit);
+  std::int64_t done = head;
+  for (; done + 32 <= bytes; done += 32) {
+    const __m256i data = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + done));
+    _mm256_stream_si256(reinterpret_cast<__m256i*>(to + done), _mm256_shuffle_epi8(data, orders));
+  }
+  // Later ordinary stores (and other threads reading these bytes after a
+  // release) must see the streamed ones.
+  _mm_sfence();
+  if (done < bytes) reverse_units_avx2(unit, from + done, to + done, (bytes - done) / unit);
+}
+
 bool processor_has_avx2() {
   __builtin_cpu_init();
   return __builtin_cpu_supports("avx2");
@@ -83,6 +108,14 @@ void reverse_units(std::int64_t unit, const char* from, char* to, std::int64_t c
   if (processor_avx2 && unit * count >= 32) return reverse_units_avx2(unit, from, to, count);
 #endif
   reverse_units_scalar(unit, from, to, count);
+}
+
+void reverse_units_uncached(std::int64_t unit, const char* from, char* to, std::int64_t count) {
+#if defined(__x86_64__)
+  if (processor_avx2 && reinterpret_cast<std::uintptr_t>(to) % static_cast<std::uintptr_t>(unit) == 0)
+    return reverse_units_streaming(unit, from, to, count);
+#endif
+  reverse_units(unit, from, to, count);
 }
 
 void copy_reversing_units(const char* data, std::int64_t bytes, std::int64_t unit,

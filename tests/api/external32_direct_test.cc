@@ -305,3 +305,76 @@ TEST_CASE("Api.External32Direct.ContiguousRewriteInPlace") {
     MPI_Barrier(MPI_COMM_WORLD);
   }
 }
+
+// Rewrites of contiguous memory over a rank's blocks far apart in the file
+// (a checkpoint's variables), accessed by each rank itself
+// (romio_cb_write=disable) or gathered into aggregators' windows
+// (romio_cb_write=enable): from the second
+// rewrite on they are reversed straight into the file's pages
+// (runtime/direct_stages.cc, write_reversed_in_place; io/window_io.cc,
+// fill_window_in_place). The file must hold the last write's data,
+// encoded, and nothing of the earlier ones.
+TEST_CASE("Api.External32Direct.BlocksRewriteInPlace") {
+  const int rank = world_rank(), ranks = world_size();
+  const Element& element = kElements[3];  // double
+  const int size = element.unit;
+  constexpr int kBlocks = 4;
+  const std::int64_t block_elements = (96 << 10) / size;
+  const std::int64_t block_bytes = block_elements * size;
+  const std::int64_t count = kBlocks * block_elements;
+  for (const bool gathered : {false, true}) {
+    CAPTURE(gathered);
+    const std::string path = flowio::testing::scratch_path(
+        MPI_COMM_WORLD, std::string("e32_blocks_") + (gathered ? "gathered" : "own"));
+    flowio::File file =
+        flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::rdwr);
+    // Gathered: block k of rank r at (k * ranks + r) * block_bytes, the
+    // windows covered. Each rank's own: its blocks one block apart (a
+    // hole between them), after those of the ranks before it.
+    const std::int64_t spacing = gathered ? ranks : 2;
+    const std::int64_t first = gathered ? rank : rank * kBlocks * 2;
+    MPI_Datatype blocks = MPI_DATATYPE_NULL, filetype = MPI_DATATYPE_NULL;
+    MPI_Type_vector(kBlocks, static_cast<int>(block_elements),
+                    static_cast<int>(block_elements * spacing), element.type, &blocks);
+    MPI_Type_create_resized(blocks, 0, kBlocks * spacing * block_bytes, &filetype);
+    MPI_Type_commit(&filetype);
+    const flowio::Hints hints{{"romio_cb_write", gathered ? "enable" : "disable"}};
+    file.set_view(first * block_bytes, element.type, filetype, hints, "external32");
+    Bytes memory(static_cast<std::size_t>(count * size));
+    constexpr int kVersions = 3;
+    for (int version = 0; version < kVersions; ++version) {
+      for (std::int64_t i = 0; i < count; ++i) {
+        for (int b = 0; b < size; ++b) {
+          memory[static_cast<std::size_t>(i * size + b)] = byte_of(rank + version * ranks, i, b);
+        }
+      }
+      CHECK(file.write_at_all(0, memory.data(), static_cast<int>(count), element.type) ==
+            static_cast<std::size_t>(count * size));
+    }
+    file.sync();
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+      // The file ends with the last rank's last block (own: its hole after
+      // it was never written); holes read as zeros.
+      const std::int64_t file_bytes =
+          gathered ? ranks * count * size : ((ranks - 1) * kBlocks * 2 + kBlocks * 2 - 1) * block_bytes;
+      Bytes expected(static_cast<std::size_t>(file_bytes), 0);
+      for (int r = 0; r < ranks; ++r) {
+        const std::int64_t r_first = gathered ? r : r * kBlocks * 2;
+        for (std::int64_t i = 0; i < count; ++i) {
+          const std::int64_t at = (r_first + (i / block_elements) * spacing) * block_bytes +
+                                  (i % block_elements) * size;
+          for (int b = 0; b < size; ++b) {
+            expected[static_cast<std::size_t>(at + b)] =
+                byte_of(r + (kVersions - 1) * ranks, i, size - 1 - b);
+          }
+        }
+      }
+      CHECK(read_whole_file<unsigned char>(path) == expected);
+    }
+    file.close();
+    MPI_Type_free(&filetype);
+    MPI_Type_free(&blocks);
+    MPI_Barrier(MPI_COMM_WORLD);
+  }
+}

@@ -247,10 +247,12 @@ TEST_CASE("Io.MappedBackend.LargeReadsOnlyOfMappedPages") {
   f.mapping.forget();
   f.read(0, large, got);
   CHECK(f.reads == 4);
-  // Both halves rewritten (the second time through the mapping): a read
+  // Both halves rewritten: the first time beneath, the second through a
+  // mapping extended for the second half (which drops the pages mapped
+  // for the first), the third through that mapping, all mapped. A read
   // of one half goes through it, a read of both is too large.
   const std::size_t half = size / 2;
-  for (int time = 0; time < 2; ++time) {
+  for (int time = 0; time < 3; ++time) {
     f.write(0, half, 7);
     f.write(static_cast<std::int64_t>(half), size - half, 7);
   }
@@ -260,6 +262,30 @@ TEST_CASE("Io.MappedBackend.LargeReadsOnlyOfMappedPages") {
   CHECK(f.reads == 5);
   CHECK(got == size);
   CHECK(count_not(all, 0, size, 7) == 0);
+}
+
+// A call's pieces far apart (a checkpoint's variables: one block each, a
+// quarter of the file apart) are all remembered as accessed, and the
+// mapping grows to cover them all: their rewrites go through it, every
+// time, without a call beneath.
+TEST_CASE("Io.MappedBackend.RewritesOfSeveralFarPlaces") {
+  Fixture f("mapped_far_places");
+  constexpr int kPlaces = 4;
+  constexpr std::int64_t kApart = std::int64_t{48} << 20;
+  constexpr std::size_t kLength = std::size_t{1} << 20;
+  for (int time = 0; time < 3; ++time) {
+    for (int place = 0; place < kPlaces; ++place) {
+      f.write(place * kApart, kLength, static_cast<unsigned char>(10 * time + place));
+    }
+    CHECK(f.writes == kPlaces);
+  }
+  for (int place = 0; place < kPlaces; ++place) {
+    CAPTURE(place);
+    std::vector<unsigned char> back(kLength);
+    REQUIRE(::pread(f.file.fd(), back.data(), kLength, place * kApart) ==
+            static_cast<ssize_t>(kLength));
+    CHECK(count_not(back, 0, kLength, static_cast<unsigned char>(20 + place)) == 0);
+  }
 }
 
 // A first read of bytes another descriptor wrote goes through the mapping
