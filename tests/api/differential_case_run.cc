@@ -346,6 +346,12 @@ void run_flowio(const Case& c, std::uint64_t case_seed, const std::string& path,
     file.close();
     check_removed(path, out);
   } catch (const std::exception& error) {
+    // Said at once: where only some ranks throw, they skip the case's
+    // remaining barriers and collective calls, the others may wait for
+    // them forever, and compare_outcomes, which would report the failure,
+    // is never reached.
+    std::fprintf(stderr, "rank %d: flowio threw in the case of seed %llu: %s\n", world_rank(),
+                 static_cast<unsigned long long>(case_seed), error.what());
     out.failure = error.what();
   }
 }
