@@ -300,9 +300,8 @@ double time_collective(const std::function<void()>& operation) {
   const double start = MPI_Wtime();
   operation();
   double elapsed = MPI_Wtime() - start, slowest = 0;
-  check_mpi(
-      MPI_Iallreduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, &request),
-      "MPI_Iallreduce");
+  check_mpi(MPI_Iallreduce(&elapsed, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD, &request),
+            "MPI_Iallreduce");
   wait_yielding(request, "MPI_Iallreduce");
   return slowest;
 }

@@ -112,7 +112,8 @@ void reverse_units(std::int64_t unit, const char* from, char* to, std::int64_t c
 
 void reverse_units_uncached(std::int64_t unit, const char* from, char* to, std::int64_t count) {
 #if defined(__x86_64__)
-  if (processor_avx2 && reinterpret_cast<std::uintptr_t>(to) % static_cast<std::uintptr_t>(unit) == 0)
+  if (processor_avx2 &&
+      reinterpret_cast<std::uintptr_t>(to) % static_cast<std::uintptr_t>(unit) == 0)
     return reverse_units_streaming(unit, from, to, count);
 #endif
   reverse_units(unit, from, to, count);

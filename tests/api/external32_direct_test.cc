@@ -357,7 +357,8 @@ TEST_CASE("Api.External32Direct.BlocksRewriteInPlace") {
       // The file ends with the last rank's last block (own: its hole after
       // it was never written); holes read as zeros.
       const std::int64_t file_bytes =
-          gathered ? ranks * count * size : ((ranks - 1) * kBlocks * 2 + kBlocks * 2 - 1) * block_bytes;
+          gathered ? ranks * count * size
+                   : ((ranks - 1) * kBlocks * 2 + kBlocks * 2 - 1) * block_bytes;
       Bytes expected(static_cast<std::size_t>(file_bytes), 0);
       for (int r = 0; r < ranks; ++r) {
         const std::int64_t r_first = gathered ? r : r * kBlocks * 2;

@@ -231,8 +231,7 @@ TEST_CASE("Io.MappedBackend.LargeReadsOnlyOfMappedPages") {
   const auto check_read = [&](std::int64_t offset, std::size_t length, int reads_beneath) {
     const auto data = f.read(offset, length, got);
     CHECK(got == length);
-    CHECK(first_pattern_mismatch(data.data(), offset, static_cast<std::int64_t>(length)) ==
-          length);
+    CHECK(first_pattern_mismatch(data.data(), offset, static_cast<std::int64_t>(length)) == length);
     CHECK(f.reads == reads_beneath);
   };
   check_read(0, large, 1);  // nothing mapped yet
