@@ -2,16 +2,23 @@
 
 namespace flowio::io {
 
-FileMapping* MappedBackend::mapping_for(int fd, std::span<const IoRequest> requests,
-                                        std::int64_t at_most_bytes) const {
-  if (mapping_ == nullptr || fd != mapping_->fd()) return nullptr;
+namespace {
+
+std::int64_t total_bytes(std::span<const IoRequest> requests) {
   std::int64_t bytes = 0;
   for (const IoRequest& request : requests) bytes += static_cast<std::int64_t>(request.bytes);
-  return bytes <= at_most_bytes ? mapping_ : nullptr;
+  return bytes;
+}
+
+}  // namespace
+
+FileMapping* MappedBackend::mapping_of(int fd) const {
+  return mapping_ != nullptr && fd == mapping_->fd() ? mapping_ : nullptr;
 }
 
 void MappedBackend::write(int fd, std::span<const IoRequest> requests) {
-  FileMapping* mapping = mapping_for(fd, requests, kMappedWriteAtMostBytes);
+  FileMapping* mapping = mapping_of(fd);
+  if (mapping != nullptr && total_bytes(requests) > kMappedWriteAtMostBytes) mapping = nullptr;
   if (mapping != nullptr) {
     // The checks every backend makes, before anything moves.
     check_requests(requests);
@@ -29,21 +36,19 @@ void MappedBackend::write(int fd, std::span<const IoRequest> requests) {
 
 bool MappedBackend::fill_in_place(int fd, std::int64_t offset, std::int64_t bytes,
                                   void (*fill)(void*, char*), void* context) {
-  if (mapping_ == nullptr || fd != mapping_->fd() || bytes <= 0 ||
-      bytes > kMappedWriteAtMostBytes) {
-    return false;
-  }
+  if (mapping_of(fd) == nullptr || bytes <= 0 || bytes > kMappedWriteAtMostBytes) return false;
   return mapping_->fill_resident(offset, bytes, fill, context);
 }
 
 void MappedBackend::read(int fd, std::span<const IoRequest> requests,
                          std::span<std::size_t> bytes_read) {
-  FileMapping* mapping = mapping_for(fd, requests, kMappedRereadAtMostBytes);
+  FileMapping* mapping = mapping_of(fd);
+  const std::int64_t bytes = mapping != nullptr ? total_bytes(requests) : 0;
+  if (bytes > kMappedRereadAtMostBytes) mapping = nullptr;
   if (mapping != nullptr) {
     check_read_requests(requests, bytes_read);
-    const FileMapping::Pages pages = mapping_for(fd, requests, kMappedReadAtMostBytes) != nullptr
-                                         ? FileMapping::Pages::any
-                                         : FileMapping::Pages::mapped;
+    const FileMapping::Pages pages =
+        bytes <= kMappedReadAtMostBytes ? FileMapping::Pages::any : FileMapping::Pages::mapped;
     if (mapping->load_resident(requests, pages)) {
       for (std::size_t i = 0; i < requests.size(); ++i) bytes_read[i] = requests[i].bytes;
       return;

@@ -88,9 +88,8 @@ class MappedBackend : public StorageBackend {
                      void* context) override;
 
  private:
-  // The mapping, when it may serve these requests on `fd` at all.
-  FileMapping* mapping_for(int fd, std::span<const IoRequest> requests,
-                           std::int64_t at_most_bytes) const;
+  // The mapping, when it may serve calls on `fd` at all.
+  FileMapping* mapping_of(int fd) const;
 
   std::unique_ptr<StorageBackend> inner_;
   FileMapping* mapping_ = nullptr;

@@ -54,6 +54,20 @@ void direct_io_stage(CollectiveOperation& op, std::size_t, Next next) {
 
 void leave_direct(CollectiveOperation& op) { op.runner->enqueue(PipelineKind::agree, op, 1); }
 
+// What a fill of reversed units reads from: `count` units of `unit` bytes
+// at `from`.
+struct Reversal {
+  std::int64_t unit;
+  const char* from;
+  std::int64_t count;
+};
+
+template <void (*reverse)(std::int64_t, const char*, char*, std::int64_t)>
+void fill_reversed(void* context, char* to) {
+  const Reversal& r = *static_cast<const Reversal*>(context);
+  reverse(r.unit, r.from, to, r.count);
+}
+
 // A write of contiguous memory whose conversion only reverses units, to
 // ranges of the file of 64 KiB or more on average (one, or a checkpoint's
 // blocks or rows of blocks), each whole units: reversed straight into the file's pages
@@ -88,18 +102,9 @@ bool write_reversed_in_place(io::StorageBackend& backend, int fd,
   if (!whole_units || static_cast<std::int64_t>(ranges.size()) > ranges_at_most) return false;
   // Too much to stay in the cache: stored around it (byte_order.h).
   const bool uncached = bytes >= core::kUncachedReversalFromBytes;
-  struct Reversal {
-    std::int64_t unit;
-    const char* from;
-    std::int64_t count;
-  } reversal{unit, reinterpret_cast<const char*>(request.memory.address_of(0)), 0};
-  const auto fill = uncached ? +[](void* context, char* to) {
-    const Reversal& r = *static_cast<const Reversal*>(context);
-    core::reverse_units_uncached(r.unit, r.from, to, r.count);
-  } : +[](void* context, char* to) {
-    const Reversal& r = *static_cast<const Reversal*>(context);
-    core::reverse_units(r.unit, r.from, to, r.count);
-  };
+  Reversal reversal{unit, reinterpret_cast<const char*>(request.memory.address_of(0)), 0};
+  void (*const fill)(void*, char*) =
+      uncached ? fill_reversed<core::reverse_units_uncached> : fill_reversed<core::reverse_units>;
   // kFillInPlaceAtMostBytes is a whole number of units (a power of two).
   for (const core::Piece& range : ranges) {
     for (std::int64_t done = 0; done < range.length;) {
