@@ -4,6 +4,7 @@
 #include <exception>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -147,15 +148,22 @@ void File::refuse_collective(bool writing, ErrorCode code) {
 Future<std::size_t> File::Impl::read_overlapping_view(MPI_Offset offset, void* buffer,
                                                       MPI_Count count, MPI_Datatype datatype,
                                                       bool advance_pointer, bool blocking) {
-  Future<std::size_t> data =
-      start_transfer(false, offset, buffer, count, datatype, advance_pointer);
+  std::optional<Future<std::size_t>> data;
+  try {
+    data.emplace(start_transfer(false, offset, buffer, count, datatype, advance_pointer));
+  } catch (const UsageError& error) {
+    // As collective_request: the others wait for this process's part.
+    const std::exception_ptr refusal = std::current_exception();
+    refuse_collective(false, error.code(), blocking);
+    std::rethrow_exception(refusal);
+  }
   runtime::CollectiveRequest request;
   request.blocking = blocking;
   request.settings = collective_settings(false);
   request.writing = false;
   request.memory_type = std::make_shared<const core::FlatType>();
   request.memory = core::MemoryLayout{request.memory_type.get(), 0, 0};
-  return data_after_protocol(start_request(std::move(request)), std::move(data));
+  return data_after_protocol(start_request(std::move(request)), std::move(*data));
 }
 
 Future<std::size_t> File::iwrite_at_all(MPI_Offset offset, const void* buffer, MPI_Count count,

@@ -67,3 +67,37 @@ TEST_CASE("Api.ReadOnlyOverlap.ReadsFollowTheTypemap") {
   file.close();
   MPI_Type_free(&overlap);
 }
+
+// A collective read through an overlapping view with bad arguments on one
+// process: every process's call fails (the others' too, told by the
+// gather), and the next collective call on the file works.
+TEST_CASE("Api.ReadOnlyOverlap.BadArgumentsOnOneProcessFailEveryProcess") {
+  const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, "read_only_overlap_bad");
+  const int rank = world_rank();
+  constexpr int kInts = 64;
+  {
+    flowio::File file =
+        flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::wronly);
+    std::vector<int> mine(kInts);
+    for (int i = 0; i < kInts; ++i) mine[static_cast<std::size_t>(i)] = rank * kInts + i;
+    file.write_at_all(rank * kInts * sizeof(int), mine.data(), kInts, MPI_INT);
+    file.close();
+  }
+  const int lengths[] = {3, 1};
+  const int displacements[] = {0, 1};
+  MPI_Datatype overlap;
+  MPI_Type_indexed(2, lengths, displacements, MPI_INT, &overlap);
+  MPI_Type_commit(&overlap);
+  flowio::File file = flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::rdonly);
+  const int first = rank * kInts;
+  file.set_view(first * sizeof(int), MPI_INT, overlap);
+  const bool bad = rank == flowio::testing::world_size() - 1;
+  std::vector<int> got(8, -1);
+  CHECK_THROWS_AS(file.read_at_all(bad ? -1 : 0, got.data(), 8, MPI_INT), flowio::UsageError);
+  CHECK_THROWS_AS(file.iread_at_all(0, got.data(), bad ? -8 : 8, MPI_INT).get(),
+                  flowio::UsageError);
+  CHECK(file.read_at_all(2, got.data(), 8, MPI_INT) == 8 * sizeof(int));
+  for (int k = 0; k < 8; ++k) CHECK(got[static_cast<std::size_t>(k)] == expected(first, 2 + k));
+  file.close();
+  MPI_Type_free(&overlap);
+}
