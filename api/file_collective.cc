@@ -3,7 +3,6 @@
 // part, overlapping views of read-only files, and the statistics.
 #include <exception>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -11,45 +10,6 @@
 #include "api/file_impl.h"
 
 namespace flowio {
-namespace {
-
-// A Future of `data`'s value that is ready once `protocol` is ready too;
-// the exception of either, if any, is passed on (protocol's first).
-Future<std::size_t> data_after_protocol(Future<std::size_t> protocol, Future<std::size_t> data) {
-  struct Joint {
-    std::mutex mutex;
-    int pending = 2;
-    std::exception_ptr protocol_failure, data_failure;
-    std::size_t value = 0;
-    Promise<std::size_t> promise;
-  };
-  auto joint = std::make_shared<Joint>();
-  Future<std::size_t> result = joint->promise.get_future();
-  auto settle = [joint](Future<std::size_t> done, bool is_data) {
-    std::exception_ptr failure;
-    std::size_t value = 0;
-    try {
-      value = done.get();
-    } catch (...) {
-      failure = std::current_exception();
-    }
-    std::lock_guard lock(joint->mutex);
-    (is_data ? joint->data_failure : joint->protocol_failure) = failure;
-    if (is_data) joint->value = value;
-    if (--joint->pending > 0) return;
-    if (joint->protocol_failure || joint->data_failure) {
-      joint->promise.set_exception(joint->protocol_failure ? joint->protocol_failure
-                                                           : joint->data_failure);
-    } else {
-      joint->promise.set_value(joint->value);
-    }
-  };
-  protocol.then([settle](Future<std::size_t> done) { settle(std::move(done), false); });
-  data.then([settle](Future<std::size_t> done) { settle(std::move(done), true); });
-  return result;
-}
-
-}  // namespace
 
 runtime::CollectiveRequest File::Impl::collective_request(bool writing, MPI_Offset offset,
                                                           const void* buffer, MPI_Count count,
@@ -157,13 +117,27 @@ Future<std::size_t> File::Impl::read_overlapping_view(MPI_Offset offset, void* b
     refuse_collective(false, error.code(), blocking);
     std::rethrow_exception(refusal);
   }
+  // The read is waited for here, also by the nonblocking form, so that a
+  // failure of it reaches every process through the protocol's agreement
+  // (a read of at most kAtTheCallBytes is done at the call anyway).
   runtime::CollectiveRequest request;
+  std::size_t moved = 0;
+  try {
+    moved = data->get();
+  } catch (...) {
+    request.failed_before = std::current_exception();
+  }
   request.blocking = blocking;
   request.settings = collective_settings(false);
   request.writing = false;
   request.memory_type = std::make_shared<const core::FlatType>();
   request.memory = core::MemoryLayout{request.memory_type.get(), 0, 0};
-  return data_after_protocol(start_request(std::move(request)), std::move(*data));
+  // The protocol's outcome is the agreed one, this process's failure
+  // included.
+  return start_request(std::move(request)).then([moved](Future<std::size_t> protocol) {
+    protocol.get();
+    return moved;
+  });
 }
 
 Future<std::size_t> File::iwrite_at_all(MPI_Offset offset, const void* buffer, MPI_Count count,

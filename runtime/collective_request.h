@@ -2,6 +2,7 @@
 // hands it to the runtime.
 #pragma once
 
+#include <exception>
 #include <memory>
 
 #include "exchange/stream_conversion.h"
@@ -19,6 +20,11 @@ struct CollectiveRequest {
   // one. The process takes part without data, and the operation fails on
   // every process with that code (the gather tells them all).
   int refused = 0;
+  // This process's part already failed before the call reached the
+  // runtime (a read it made itself, api/file_collective.cc): the process
+  // takes part without data, and every process gets the failure from the
+  // agreement, as if the part had failed in the operation.
+  std::exception_ptr failed_before;
   // The caller waits for the result at once (write_all, not iwrite_all).
   bool blocking = false;
   core::Access access;  // where its data goes in the file (file stream bytes)

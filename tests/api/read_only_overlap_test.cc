@@ -1,7 +1,8 @@
 // Views whose pieces overlap, on files opened read-only (MPI 4.1, 14.3):
 // every read call, from any place in a tile, returns the view's stream in
-// typemap order, collective ones included (which take this process's data
-// independently while the collective protocol runs).
+// typemap order, collective ones included (which read this process's data
+// independently, then take part in the collective protocol, whose
+// agreement tells every process of a failure anywhere).
 #include <doctest/doctest.h>
 #include <mpi.h>
 
@@ -9,6 +10,7 @@
 
 #include "flowio/flowio.h"
 #include "tests/api/test_paths.h"
+#include "tests/support/fault_scope.h"
 #include "tests/support/world.h"
 
 namespace {
@@ -99,5 +101,38 @@ TEST_CASE("Api.ReadOnlyOverlap.BadArgumentsOnOneProcessFailEveryProcess") {
   CHECK(file.read_at_all(2, got.data(), 8, MPI_INT) == 8 * sizeof(int));
   for (int k = 0; k < 8; ++k) CHECK(got[static_cast<std::size_t>(k)] == expected(first, 2 + k));
   file.close();
+  MPI_Type_free(&overlap);
+}
+
+// A collective read through an overlapping view whose file read fails on
+// one process: every process's call fails with that I/O error (the
+// others' through the agreement), blocking and nonblocking.
+TEST_CASE("Api.ReadOnlyOverlap.ReadFailureOnOneProcessFailsEveryProcess") {
+  const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, "read_only_overlap_eio");
+  const int rank = world_rank();
+  const int last = flowio::testing::world_size() - 1;
+  constexpr int kInts = 64;
+  {
+    flowio::File file =
+        flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::wronly);
+    std::vector<int> mine(kInts, rank);
+    file.write_at_all(rank * kInts * sizeof(int), mine.data(), kInts, MPI_INT);
+    file.close();
+  }
+  const int lengths[] = {3, 1};
+  const int displacements[] = {0, 1};
+  MPI_Datatype overlap;
+  MPI_Type_indexed(2, lengths, displacements, MPI_INT, &overlap);
+  MPI_Type_commit(&overlap);
+  {
+    const flowio::testing::FaultScope scope("on=read,rank=" + std::to_string(last) +
+                                            ",times=0,fault=eio");
+    flowio::File file = flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::rdonly);
+    file.set_view(rank * kInts * sizeof(int), MPI_INT, overlap);
+    std::vector<int> got(8, -1);
+    CHECK_THROWS_AS(file.read_at_all(0, got.data(), 8, MPI_INT), flowio::IoError);
+    CHECK_THROWS_AS(file.iread_at_all(0, got.data(), 8, MPI_INT).get(), flowio::IoError);
+    file.close();
+  }
   MPI_Type_free(&overlap);
 }
