@@ -8,31 +8,55 @@
 #include <vector>
 
 #include "api/file_impl.h"
+#include "runtime/core/injection_point.h"
 
 namespace flowio {
+
+runtime::CollectiveRequest File::Impl::request_without_data(bool writing, bool blocking) {
+  runtime::CollectiveRequest request;
+  request.blocking = blocking;
+  request.settings = collective_settings(writing);
+  request.writing = writing;
+  request.memory_type = std::make_shared<const core::FlatType>();
+  request.memory = core::MemoryLayout{request.memory_type.get(), 0, 0};
+  return request;
+}
 
 runtime::CollectiveRequest File::Impl::collective_request(bool writing, MPI_Offset offset,
                                                           const void* buffer, MPI_Count count,
                                                           MPI_Datatype datatype,
                                                           bool advance_pointer, bool blocking) {
-  runtime::CollectiveRequest request;
-  request.blocking = blocking;
-  request.settings = collective_settings(writing);
-  request.writing = writing;
+  runtime::CollectiveRequest request = request_without_data(writing, blocking);
+  // Any failure but bad arguments (an allocation, MPI refusing a datatype
+  // query): this process takes part without data, and the agreement
+  // reports the failure on every process.
+  auto failed = [&request] {
+    request.failed_before = std::current_exception();
+    request.failed_before_stage = "describe";
+    return std::move(request);
+  };
+  Transfer transfer;
   try {
-    Transfer transfer = prepare_transfer(writing, offset, buffer, count, datatype, advance_pointer);
-    request.access = core::Access(view, transfer.stream_position,
-                                  transfer.stream_position + transfer.stream_bytes);
-    request.memory_type = std::move(transfer.memory_type);
-    request.memory = transfer.memory;
-    request.conversion = std::move(transfer.conversion);
+    transfer = prepare_transfer(writing, offset, buffer, count, datatype, advance_pointer);
   } catch (const UsageError& error) {
     // Bad arguments fail this call at once, but the other processes are
     // in the collective call already: this process still takes part.
     const std::exception_ptr refusal = std::current_exception();
     refuse_collective(writing, error.code(), blocking);
     std::rethrow_exception(refusal);
+  } catch (...) {
+    return failed();
   }
+  try {
+    core::injection_point("collective.describe");
+    request.access = core::Access(view, transfer.stream_position,
+                                  transfer.stream_position + transfer.stream_bytes);
+  } catch (...) {
+    return failed();
+  }
+  request.memory_type = std::move(transfer.memory_type);
+  request.memory = transfer.memory;
+  request.conversion = std::move(transfer.conversion);
   request.atomic = atomic;
   return request;
 }
@@ -89,13 +113,8 @@ Future<std::size_t> File::Impl::start_request(runtime::CollectiveRequest request
 }
 
 void File::Impl::refuse_collective(bool writing, ErrorCode code, bool blocking) {
-  runtime::CollectiveRequest request;
-  request.blocking = blocking;
-  request.settings = collective_settings(writing);
-  request.writing = writing;
+  runtime::CollectiveRequest request = request_without_data(writing, blocking);
   request.refused = static_cast<int>(code) + 1;
-  request.memory_type = std::make_shared<const core::FlatType>();
-  request.memory = core::MemoryLayout{request.memory_type.get(), 0, 0};
   // Its outcome is the refusal, which the caller reports; every process
   // learns of it from the gather.
   start_request(std::move(request));
@@ -116,22 +135,20 @@ Future<std::size_t> File::Impl::read_overlapping_view(MPI_Offset offset, void* b
     const std::exception_ptr refusal = std::current_exception();
     refuse_collective(false, error.code(), blocking);
     std::rethrow_exception(refusal);
+  } catch (...) {
+    data.emplace(make_exception_future<std::size_t>(std::current_exception()));
   }
   // The read is waited for here, also by the nonblocking form, so that a
   // failure of it reaches every process through the protocol's agreement
   // (a read of at most kAtTheCallBytes is done at the call anyway).
-  runtime::CollectiveRequest request;
+  runtime::CollectiveRequest request = request_without_data(false, blocking);
   std::size_t moved = 0;
   try {
     moved = data->get();
   } catch (...) {
     request.failed_before = std::current_exception();
+    request.failed_before_stage = "io";
   }
-  request.blocking = blocking;
-  request.settings = collective_settings(false);
-  request.writing = false;
-  request.memory_type = std::make_shared<const core::FlatType>();
-  request.memory = core::MemoryLayout{request.memory_type.get(), 0, 0};
   // The protocol's outcome is the agreed one, this process's failure
   // included.
   return start_request(std::move(request)).then([moved](Future<std::size_t> protocol) {

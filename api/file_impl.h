@@ -313,8 +313,13 @@ struct File::Impl {
   // Takes this process's part in a collective call whose arguments it
   // refused (File::refuse_collective).
   void refuse_collective(bool writing, ErrorCode code, bool blocking);
+  // This process's part in a collective call, without data: for a refusal,
+  // a failure before the call reached the runtime, or a read made alone.
+  runtime::CollectiveRequest request_without_data(bool writing, bool blocking);
   // The request of a collective read or write. Bad arguments throw, after
-  // this process has taken its part in the call without data.
+  // this process has taken its part in the call without data; any other
+  // failure to describe the part is this request's failed_before, which
+  // the operation's agreement reports on every process.
   runtime::CollectiveRequest collective_request(bool writing, MPI_Offset offset, const void* buffer,
                                                 MPI_Count count, MPI_Datatype datatype,
                                                 bool advance_pointer, bool blocking);
@@ -327,9 +332,10 @@ struct File::Impl {
                              MPI_Datatype datatype, bool advance_pointer = false);
   // A collective read through a view whose pieces overlap (read-only files
   // only): two-phase I/O needs each process's stream in file order, so this
-  // process reads its data independently and takes part in the collective
-  // protocol without data. Reads do not conflict with one another, and no
-  // process writes a read-only file.
+  // process reads its data independently, at the call, and takes part in
+  // the collective protocol without data, with the read's failure if it
+  // failed. Reads do not conflict with one another, and no process writes
+  // a read-only file.
   Future<std::size_t> read_overlapping_view(MPI_Offset offset, void* buffer, MPI_Count count,
                                             MPI_Datatype datatype, bool advance_pointer,
                                             bool blocking);

@@ -121,7 +121,7 @@ std::shared_ptr<CollectiveOperation> CollectiveOperation::begin(CollectiveContex
   // announced with the summary: every process then goes straight to the
   // agreement.
   op.guarded([] { core::injection_point("collective.offsets"); }, "offsets");
-  if (op.request.failed_before) op.fail(op.request.failed_before, "io");
+  if (op.request.failed_before) op.fail(op.request.failed_before, op.request.failed_before_stage);
   if (op.inline_ && op.request.refused == 0 && !op.failure() &&
       may_go_direct(op.request, summary)) {
     sync::Lease own_bytes;  // atomic mode: the caller waits for it here

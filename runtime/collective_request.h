@@ -25,6 +25,7 @@ struct CollectiveRequest {
   // takes part without data, and every process gets the failure from the
   // agreement, as if the part had failed in the operation.
   std::exception_ptr failed_before;
+  const char* failed_before_stage = nullptr;  // the stage it names
   // The caller waits for the result at once (write_all, not iwrite_all).
   bool blocking = false;
   core::Access access;  // where its data goes in the file (file stream bytes)

@@ -82,17 +82,21 @@ std::vector<Route> routes() {
   rounds["cb_nodes"] = "1";
   const flowio::Hints direct = {{"romio_cb_write", "disable"}, {"romio_cb_read", "disable"}};
   const std::vector<const char*> point_to_point = {
-      "offsets",    "realms", "metadata",    "plan",         "pack",    "compress", "exchange",
-      "decompress", "unpack", "window_read", "window_write", "persist", "agree"};
+      "describe", "offsets",    "realms", "metadata",    "plan",         "pack",    "compress",
+      "exchange", "decompress", "unpack", "window_read", "window_write", "persist", "agree"};
   return {
       {"point to point", two_phase, point_to_point},
       {"point to point, compressed", compressed, point_to_point},
-      {"point to point, plans kept", kept, {"realms", "pack", "exchange", "window_write", "agree"}},
+      {"point to point, plans kept",
+       kept,
+       {"describe", "realms", "pack", "exchange", "window_write", "agree"}},
       {"alltoallw, one aggregator",
        rounds,
-       {"offsets", "realms", "metadata", "plan", "round_prepare", "round_exchange", "round_finish",
-        "persist", "agree"}},
-      {"direct", direct, {"offsets", "realms", "direct_lock", "direct_io", "persist", "agree"}},
+       {"describe", "offsets", "realms", "metadata", "plan", "round_prepare", "round_exchange",
+        "round_finish", "persist", "agree"}},
+      {"direct",
+       direct,
+       {"describe", "offsets", "realms", "direct_lock", "direct_io", "persist", "agree"}},
   };
 }
 
