@@ -4,8 +4,10 @@
 #   tools/differential_sweep.sh collective|independent SEED CASES_1 CASES_2 CASES_4
 # runs CASES_N cases on N ranks (1, 2, 4) from seed SEED, each rank count
 # from its own range of seeds (SEED + 1000000 * N), and prints one summary
-# line per rank count; a failing case prints its replay command. Exits
-# nonzero if any case failed.
+# line per rank count; a failing case prints its replay command. A run that
+# prints nothing for FLOWIO_SWEEP_STALL_SECONDS (default 180) has hung: the
+# sweep keeps its last case and every rank's stacks in a file it names, and
+# stops that run. Exits nonzero if any case failed or hung.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 if [ $# -ne 5 ]; then
@@ -28,6 +30,8 @@ bazel build //tests/api:collective_differential_test_bin //tests/api:differentia
 seed=$2
 shift 2
 status=0
+# A rank count's run that prints nothing for this long has hung.
+stall_seconds=${FLOWIO_SWEEP_STALL_SECONDS:-180}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # A copy, so that a build during the sweep does not change what it runs.
@@ -39,8 +43,37 @@ for ranks in 1 2 4; do
   log="$work/$ranks.log"
   # The test's files go in $TMPDIR under fixed names: a private one, or two
   # sweeps (or a sweep and a replay) on one machine write each other's files.
-  (cd "$work" && TMPDIR="$work" FLOWIO_DIFF_SEED=$((seed + 1000000 * ranks)) FLOWIO_DIFF_CASES=$cases \
-    mpiexec -n "$ranks" "$work/test_binary" >"$log" 2>&1) || status=1
+  # Verbose: a line per case, so that a sweep that stops printing has hung.
+  (cd "$work" && TMPDIR="$work" FLOWIO_DIFF_VERBOSE=1 FLOWIO_DIFF_SEED=$((seed + 1000000 * ranks)) \
+    FLOWIO_DIFF_CASES=$cases mpiexec -n "$ranks" "$work/test_binary" >"$log" 2>&1) &
+  run=$!
+  quiet=0 size=0
+  while kill -0 "$run" 2>/dev/null; do
+    sleep 10
+    now=$(stat -c %s "$log")
+    if [ "$now" -ne "$size" ]; then
+      size=$now quiet=0
+      continue
+    fi
+    quiet=$((quiet + 10))
+    [ "$quiet" -ge "$stall_seconds" ] || continue
+    # Hung: the last case started, what each rank said it threw, every
+    # rank's stacks (where gdb is installed), kept for whoever looks next.
+    kept=$(mktemp "${TMPDIR:-/tmp}/flowio-sweep-hang.XXXXXX")
+    {
+      echo "$ranks ranks: no output for $quiet s"
+      grep -E "MESSAGE: seed" "$log" | tail -n 1 | cut -c 1-300
+      grep -E "flowio threw" "$log"
+      for pid in $(pgrep -f "^$work/test_binary"); do
+        echo "=== rank process $pid"
+        command -v gdb >/dev/null && gdb -p "$pid" -batch -ex "thread apply all bt" 2>&1
+      done
+    } >"$kept"
+    echo "$ranks ranks: HUNG; the last case, the ranks' stacks: $kept"
+    pkill -9 -f "^$work/test_binary"
+    break
+  done
+  wait "$run" || status=1
   grep -E "cases: .* failed:|replay:" "$log" | sed "s/^/$ranks ranks: /"
   grep -q "failed: 0" "$log" || status=1
 done
