@@ -26,15 +26,19 @@ runtime::CollectiveRequest File::Impl::collective_request(bool writing, MPI_Offs
                                                           const void* buffer, MPI_Count count,
                                                           MPI_Datatype datatype,
                                                           bool advance_pointer, bool blocking) {
-  runtime::CollectiveRequest request = request_without_data(writing, blocking);
   // Any failure but bad arguments (an allocation, MPI refusing a datatype
   // query): this process takes part without data, and the agreement
   // reports the failure on every process.
-  auto failed = [&request] {
-    request.failed_before = std::current_exception();
-    request.failed_before_stage = "describe";
-    return std::move(request);
+  auto failed = [&] {
+    runtime::CollectiveRequest without_data = request_without_data(writing, blocking);
+    without_data.failed_before = std::current_exception();
+    without_data.failed_before_stage = "describe";
+    return without_data;
   };
+  runtime::CollectiveRequest request;
+  request.blocking = blocking;
+  request.settings = collective_settings(writing);
+  request.writing = writing;
   Transfer transfer;
   try {
     transfer = prepare_transfer(writing, offset, buffer, count, datatype, advance_pointer);
