@@ -3,7 +3,6 @@
 // part, overlapping views of read-only files, and the statistics.
 #include <exception>
 #include <memory>
-#include <optional>
 #include <utility>
 #include <vector>
 
@@ -12,11 +11,16 @@
 
 namespace flowio {
 
-runtime::CollectiveRequest File::Impl::request_without_data(bool writing, bool blocking) {
+runtime::CollectiveRequest File::Impl::bare_request(bool writing, bool blocking) {
   runtime::CollectiveRequest request;
   request.blocking = blocking;
   request.settings = collective_settings(writing);
   request.writing = writing;
+  return request;
+}
+
+runtime::CollectiveRequest File::Impl::request_without_data(bool writing, bool blocking) {
+  runtime::CollectiveRequest request = bare_request(writing, blocking);
   request.memory_type = std::make_shared<const core::FlatType>();
   request.memory = core::MemoryLayout{request.memory_type.get(), 0, 0};
   return request;
@@ -35,10 +39,7 @@ runtime::CollectiveRequest File::Impl::collective_request(bool writing, MPI_Offs
     without_data.failed_before_stage = "describe";
     return without_data;
   };
-  runtime::CollectiveRequest request;
-  request.blocking = blocking;
-  request.settings = collective_settings(writing);
-  request.writing = writing;
+  runtime::CollectiveRequest request = bare_request(writing, blocking);
   Transfer transfer;
   try {
     transfer = prepare_transfer(writing, offset, buffer, count, datatype, advance_pointer);
@@ -88,7 +89,7 @@ std::size_t File::Impl::run_collective(bool writing, MPI_Offset offset, const vo
       collective_request(writing, offset, buffer, count, datatype, advance_pointer, true);
   // As start_request(): a write keeps this process's independent writes
   // under the sieve lock while it is pending.
-  const bool writes = request.writing && request.refused == 0;
+  const bool writes = request.writing && !request.without_data();
   begin_collective(writes);
   std::exception_ptr failure;
   std::size_t moved = 0;
@@ -105,7 +106,7 @@ std::size_t File::Impl::run_collective(bool writing, MPI_Offset offset, const vo
 }
 
 Future<std::size_t> File::Impl::start_request(runtime::CollectiveRequest request) {
-  const bool writes = request.writing && request.refused == 0;
+  const bool writes = request.writing && !request.without_data();
   begin_collective(writes);
   try {
     return runtime::start_collective(collective_context(), std::move(request),
@@ -131,24 +132,24 @@ void File::refuse_collective(bool writing, ErrorCode code) {
 Future<std::size_t> File::Impl::read_overlapping_view(MPI_Offset offset, void* buffer,
                                                       MPI_Count count, MPI_Datatype datatype,
                                                       bool advance_pointer, bool blocking) {
-  std::optional<Future<std::size_t>> data;
+  runtime::CollectiveRequest request = request_without_data(false, blocking);
+  Future<std::size_t> data;
   try {
-    data.emplace(start_transfer(false, offset, buffer, count, datatype, advance_pointer));
+    data = start_transfer(false, offset, buffer, count, datatype, advance_pointer);
   } catch (const UsageError& error) {
     // As collective_request: the others wait for this process's part.
     const std::exception_ptr refusal = std::current_exception();
     refuse_collective(false, error.code(), blocking);
     std::rethrow_exception(refusal);
   } catch (...) {
-    data.emplace(make_exception_future<std::size_t>(std::current_exception()));
+    data = make_exception_future<std::size_t>(std::current_exception());
   }
   // The read is waited for here, also by the nonblocking form, so that a
   // failure of it reaches every process through the protocol's agreement
   // (a read of at most kAtTheCallBytes is done at the call anyway).
-  runtime::CollectiveRequest request = request_without_data(false, blocking);
   std::size_t moved = 0;
   try {
-    moved = data->get();
+    moved = data.get();
   } catch (...) {
     request.failed_before = std::current_exception();
     request.failed_before_stage = "io";

@@ -313,6 +313,9 @@ struct File::Impl {
   // Takes this process's part in a collective call whose arguments it
   // refused (File::refuse_collective).
   void refuse_collective(bool writing, ErrorCode code, bool blocking);
+  // A collective call's request with the direction, the blocking flag and
+  // the settings filled in, nothing else.
+  runtime::CollectiveRequest bare_request(bool writing, bool blocking);
   // This process's part in a collective call, without data: for a refusal,
   // a failure before the call reached the runtime, or a read made alone.
   runtime::CollectiveRequest request_without_data(bool writing, bool blocking);

@@ -20,10 +20,11 @@ struct CollectiveRequest {
   // one. The process takes part without data, and the operation fails on
   // every process with that code (the gather tells them all).
   int refused = 0;
-  // This process's part already failed before the call reached the
-  // runtime (a read it made itself, api/file_collective.cc): the process
-  // takes part without data, and every process gets the failure from the
-  // agreement, as if the part had failed in the operation.
+  // This process's part failed before the call reached the runtime (while
+  // the file described it, or in a read it made itself,
+  // api/file_collective.cc): the process takes part without data, and
+  // every process gets the failure from the agreement, as if the part had
+  // failed in the operation.
   std::exception_ptr failed_before;
   const char* failed_before_stage = nullptr;  // the stage it names
   // The caller waits for the result at once (write_all, not iwrite_all).
@@ -44,6 +45,9 @@ struct CollectiveRequest {
   // data phase and let go after the agreement; a direct access, a lease
   // over this process's own bytes around it.
   std::shared_ptr<sync::AtomicMode> atomic;
+
+  // Refused or failed before: this process takes part without data.
+  bool without_data() const { return refused != 0 || failed_before != nullptr; }
 };
 
 }  // namespace flowio::runtime

@@ -134,8 +134,7 @@ EarlyAccess access_early(CollectiveContext& context, const CollectiveRequest& re
 std::optional<std::size_t> CollectiveOperation::run_alone(CollectiveContext& context,
                                                           const CollectiveRequest& request,
                                                           std::exception_ptr& failure) {
-  if (context.ranks() != 1 || !request.blocking || request.refused != 0 || request.failed_before ||
-      !context.idle()) {
+  if (context.ranks() != 1 || !request.blocking || request.without_data() || !context.idle()) {
     return std::nullopt;
   }
   const std::int64_t started = now_ns();
@@ -185,7 +184,7 @@ std::optional<std::size_t> CollectiveOperation::run_settled(CollectiveContext& c
                                                             std::exception_ptr& failure) {
   const int ranks = context.ranks();
   if (ranks == 1 || ranks > AnnouncementExchange::kMostPointToPointRanks || !request.blocking ||
-      request.refused != 0 || request.failed_before) {
+      request.without_data()) {
     return std::nullopt;
   }
   const std::int64_t started = now_ns();

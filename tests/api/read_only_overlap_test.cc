@@ -21,6 +21,27 @@ using flowio::testing::world_rank;
 // bytes from int `first`.
 int expected(int first, int k) { return first + 3 * (k / 4) + (k % 4 == 3 ? 1 : k % 4); }
 
+// Writes `ints` ints per rank at `path`, rank r's block holding
+// r * ints, r * ints + 1, ...
+void write_numbered_ints(const std::string& path, int ints) {
+  flowio::File file =
+      flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::wronly);
+  std::vector<int> mine(static_cast<std::size_t>(ints));
+  for (int i = 0; i < ints; ++i) mine[static_cast<std::size_t>(i)] = world_rank() * ints + i;
+  file.write_at_all(world_rank() * ints * sizeof(int), mine.data(), ints, MPI_INT);
+  file.close();
+}
+
+// The filetype of `expected`: ints [0, 3) then [1, 2), committed.
+MPI_Datatype overlapping_type() {
+  const int lengths[] = {3, 1};
+  const int displacements[] = {0, 1};
+  MPI_Datatype overlap;
+  MPI_Type_indexed(2, lengths, displacements, MPI_INT, &overlap);
+  MPI_Type_commit(&overlap);
+  return overlap;
+}
+
 }  // namespace
 
 // Reads from inside a tile, independent and collective, blocking and not;
@@ -29,19 +50,8 @@ TEST_CASE("Api.ReadOnlyOverlap.ReadsFollowTheTypemap") {
   const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, "read_only_overlap");
   const int rank = world_rank();
   constexpr int kInts = 200;
-  {
-    flowio::File file =
-        flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::wronly);
-    std::vector<int> mine(kInts);
-    for (int i = 0; i < kInts; ++i) mine[static_cast<std::size_t>(i)] = rank * kInts + i;
-    file.write_at_all(rank * kInts * sizeof(int), mine.data(), kInts, MPI_INT);
-    file.close();
-  }
-  const int lengths[] = {3, 1};
-  const int displacements[] = {0, 1};
-  MPI_Datatype overlap;
-  MPI_Type_indexed(2, lengths, displacements, MPI_INT, &overlap);
-  MPI_Type_commit(&overlap);
+  write_numbered_ints(path, kInts);
+  MPI_Datatype overlap = overlapping_type();
   {
     flowio::File file = flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::rdwr);
     CHECK_THROWS_AS(file.set_view(0, MPI_INT, overlap), flowio::UsageError);
@@ -77,19 +87,8 @@ TEST_CASE("Api.ReadOnlyOverlap.BadArgumentsOnOneProcessFailEveryProcess") {
   const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, "read_only_overlap_bad");
   const int rank = world_rank();
   constexpr int kInts = 64;
-  {
-    flowio::File file =
-        flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::wronly);
-    std::vector<int> mine(kInts);
-    for (int i = 0; i < kInts; ++i) mine[static_cast<std::size_t>(i)] = rank * kInts + i;
-    file.write_at_all(rank * kInts * sizeof(int), mine.data(), kInts, MPI_INT);
-    file.close();
-  }
-  const int lengths[] = {3, 1};
-  const int displacements[] = {0, 1};
-  MPI_Datatype overlap;
-  MPI_Type_indexed(2, lengths, displacements, MPI_INT, &overlap);
-  MPI_Type_commit(&overlap);
+  write_numbered_ints(path, kInts);
+  MPI_Datatype overlap = overlapping_type();
   flowio::File file = flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::rdonly);
   const int first = rank * kInts;
   file.set_view(first * sizeof(int), MPI_INT, overlap);
@@ -112,18 +111,8 @@ TEST_CASE("Api.ReadOnlyOverlap.ReadFailureOnOneProcessFailsEveryProcess") {
   const int rank = world_rank();
   const int last = flowio::testing::world_size() - 1;
   constexpr int kInts = 64;
-  {
-    flowio::File file =
-        flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::wronly);
-    std::vector<int> mine(kInts, rank);
-    file.write_at_all(rank * kInts * sizeof(int), mine.data(), kInts, MPI_INT);
-    file.close();
-  }
-  const int lengths[] = {3, 1};
-  const int displacements[] = {0, 1};
-  MPI_Datatype overlap;
-  MPI_Type_indexed(2, lengths, displacements, MPI_INT, &overlap);
-  MPI_Type_commit(&overlap);
+  write_numbered_ints(path, kInts);
+  MPI_Datatype overlap = overlapping_type();
   {
     const flowio::testing::FaultScope scope("on=read,rank=" + std::to_string(last) +
                                             ",times=0,fault=eio");
