@@ -44,11 +44,7 @@ runtime::CollectiveRequest File::Impl::collective_request(bool writing, MPI_Offs
   try {
     transfer = prepare_transfer(writing, offset, buffer, count, datatype, advance_pointer);
   } catch (const UsageError& error) {
-    // Bad arguments fail this call at once, but the other processes are
-    // in the collective call already: this process still takes part.
-    const std::exception_ptr refusal = std::current_exception();
-    refuse_collective(writing, error.code(), blocking);
-    std::rethrow_exception(refusal);
+    refuse_and_rethrow(writing, error.code(), blocking);
   } catch (...) {
     return failed();
   }
@@ -125,6 +121,14 @@ void File::Impl::refuse_collective(bool writing, ErrorCode code, bool blocking) 
   start_request(std::move(request));
 }
 
+void File::Impl::refuse_and_rethrow(bool writing, ErrorCode code, bool blocking) {
+  // Bad arguments fail this call at once, but the other processes are in
+  // the collective call already: this process still takes part.
+  const std::exception_ptr refusal = std::current_exception();
+  refuse_collective(writing, code, blocking);
+  std::rethrow_exception(refusal);
+}
+
 void File::refuse_collective(bool writing, ErrorCode code) {
   impl().refuse_collective(writing, code, false);
 }
@@ -137,10 +141,7 @@ Future<std::size_t> File::Impl::read_overlapping_view(MPI_Offset offset, void* b
   try {
     data = start_transfer(false, offset, buffer, count, datatype, advance_pointer);
   } catch (const UsageError& error) {
-    // As collective_request: the others wait for this process's part.
-    const std::exception_ptr refusal = std::current_exception();
-    refuse_collective(false, error.code(), blocking);
-    std::rethrow_exception(refusal);
+    refuse_and_rethrow(false, error.code(), blocking);
   } catch (...) {
     data = make_exception_future<std::size_t>(std::current_exception());
   }

@@ -313,6 +313,9 @@ struct File::Impl {
   // Takes this process's part in a collective call whose arguments it
   // refused (File::refuse_collective).
   void refuse_collective(bool writing, ErrorCode code, bool blocking);
+  // In a handler of the UsageError of bad arguments to a collective call:
+  // takes this process's part as a refusal, then rethrows the error.
+  [[noreturn]] void refuse_and_rethrow(bool writing, ErrorCode code, bool blocking);
   // A collective call's request with the direction, the blocking flag and
   // the settings filled in, nothing else.
   runtime::CollectiveRequest bare_request(bool writing, bool blocking);
