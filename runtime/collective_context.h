@@ -30,6 +30,7 @@
 #include "runtime/data_phase_scheduler.h"
 #include "runtime/operation_recorder.h"
 #include "runtime/plan_cache.h"
+#include "runtime/tag_sequences.h"
 
 namespace flowio::runtime {
 
@@ -74,8 +75,11 @@ class CollectiveContext {
   std::span<const MPI_Datatype> byte_types() const { return byte_types_; }
 
   // The next sequence number (message tags); caller's thread, in call
-  // order.
-  std::uint64_t take_sequence() { return next_sequence_++; }
+  // order. May wait for an earlier operation to end (tag_sequences.h).
+  std::uint64_t take_sequence() { return tag_sequences_.take(); }
+  // Operation `sequence` has no message or receive left in flight on this
+  // process. Any thread.
+  void end_sequence(std::uint64_t sequence) { tag_sequences_.end(sequence); }
   // The next number at the call-order gate and the data-phase scheduler,
   // which count only the operations that reach them; caller's thread, in
   // call order (an inline operation, alone on the file, takes it after its
@@ -133,7 +137,7 @@ class CollectiveContext {
   io::StorageBackend& backend_;
   Engine& engine_;
   std::vector<MPI_Datatype> byte_types_;  // MPI_BYTE per rank, for Alltoallw
-  std::uint64_t next_sequence_ = 0;
+  TagSequences tag_sequences_;
   std::uint64_t next_phase_sequence_ = 0;
   CallOrderGate call_order_;
   DataPhaseScheduler scheduler_;

@@ -417,6 +417,7 @@ void CollectiveOperation::complete() {
   } else if (has_phase_sequence_) {
     context.scheduler().skip(phase_sequence);
   }
+  context.end_sequence(sequence);
   context.end_operation();
   if (!promise_) {
     result_ = result;

@@ -258,7 +258,6 @@ void plan_check_stage(CollectiveOperation& op, std::size_t, Next next) {
 // this: it may run to completion from here.
 void leave_control(CollectiveOperation& op) {
   DataFootprint footprint;
-  footprint.tag_sequence = op.sequence;
   footprint.writing = op.request.writing;
   footprint.alltoallw = op.request.settings->alltoallw && op.plan && op.plan->two_phase;
   footprint.begin = std::numeric_limits<std::int64_t>::max();

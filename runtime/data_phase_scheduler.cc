@@ -2,14 +2,12 @@
 
 #include <algorithm>
 
-#include "runtime/message_tags.h"
 
 namespace flowio::runtime {
 
 bool DataPhaseScheduler::interferes(const DataFootprint& footprint) const {
   return std::any_of(running_.begin(), running_.end(), [&](const auto& entry) {
     const DataFootprint& other = entry.second;
-    if ((footprint.tag_sequence - other.tag_sequence) % kSequencesApart == 0) return true;
     if (footprint.alltoallw && other.alltoallw) return true;
     const bool either_writes = footprint.writing || other.writing;
     const bool meet = footprint.begin < other.end && other.begin < footprint.end;

@@ -6,10 +6,9 @@
 // range from the first to the last byte any process accesses, which
 // contains every sieving window) intersect, so that data sieving never
 // races with another operation's writes; when both exchange by Alltoallw
-// (collective calls must be posted in one order everywhere); or when their
-// message tags' sequence numbers are a multiple of 256 apart (they would
-// share message tags, runtime/message_tags.h). Other operations' data
-// phases run at once, side by side.
+// (collective calls must be posted in one order everywhere). Other
+// operations' data phases run at once, side by side. (Operations that
+// would share message tags are never live at once: tag_sequences.h.)
 //
 // The scheduler numbers operations by their own count (the `sequence`
 // arguments below): only operations that reach it are numbered, in call
@@ -39,8 +38,6 @@ struct DataFootprint {
   bool alltoallw = false;
   std::int64_t begin = 0;
   std::int64_t end = 0;
-  // The operation's sequence number in its message tags.
-  std::uint64_t tag_sequence = 0;
 };
 
 // Thread safety: every method may be called from any thread.

@@ -174,6 +174,7 @@ std::optional<std::size_t> CollectiveOperation::run_alone(CollectiveContext& con
   }
   log_settled(context, request, sequence, started, offsets_end, early, summary.bytes > 0 ? 1 : 0,
               agree_begin, agree_end);
+  context.end_sequence(sequence);
   failure = result;
   return result ? 0 : moved;
 }
@@ -227,6 +228,7 @@ std::optional<std::size_t> CollectiveOperation::run_settled(CollectiveContext& c
     // write into the announcements, whose memory is left to them; the
     // file's collective calls cannot go on after this anyway.
     new std::vector<Announcement>(std::move(announcements));
+    context.end_sequence(sequence);
     context.end_operation();
     throw;
   }
@@ -260,6 +262,7 @@ std::optional<std::size_t> CollectiveOperation::run_settled(CollectiveContext& c
       context, request, sequence, started, gathered, early,
       static_cast<int>(std::count_if(announcements.begin(), announcements.end(),
                                      [](const Announcement& a) { return a.summary.bytes > 0; })));
+  context.end_sequence(sequence);
   context.end_operation();
   on_done();
   failure = result;

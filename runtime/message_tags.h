@@ -5,8 +5,9 @@
 // messages meeting.
 //
 // Layout (MPICH guarantees tags up to 2^28 - 1): 2 bits of kind, 8 bits of
-// sequence number (operations in flight at once on a file never share
-// them: DataPhaseScheduler keeps at most 256 apart), 18 bits of index (a
+// sequence number (operations live at once on a process never share them:
+// TagSequences hands out no number whose bits are still in use), 18 bits
+// of index (a
 // window index; two windows of one operation 2^18 apart are never in
 // flight at once, and messages between two processes with one tag never
 // overtake each other).

@@ -18,11 +18,8 @@ DataFootprint footprint(bool writing, std::int64_t begin, std::int64_t end,
   return DataFootprint{writing, alltoallw, begin, end};
 }
 
-// Operation `sequence` ready, numbered alike in the scheduler and in its
-// message tags (as when every call reaches the scheduler).
 void ready(DataPhaseScheduler& scheduler, std::uint64_t sequence, DataFootprint footprint,
            std::function<void()> start) {
-  footprint.tag_sequence = sequence;
   scheduler.ready(sequence, footprint, std::move(start));
 }
 
@@ -103,24 +100,4 @@ TEST_CASE("Runtime.DataPhaseScheduler.SkippedOperationsTakeTheirTurn") {
   for (std::uint64_t sequence = 3; sequence < 256; ++sequence) scheduler.skip(sequence);
   ready(scheduler, 256, footprint(true, 0, 10), [&] { started.push_back(256); });
   CHECK(started == std::vector<int>{2, 256});
-}
-
-// The scheduler counts only the operations that reach it (calls settled at
-// the call do not): operations next to each other there may lie far apart
-// in their message tags, and it is the tags that must not be shared.
-TEST_CASE("Runtime.DataPhaseScheduler.TagsSharedByTheirSequenceNotTheSchedulers") {
-  DataPhaseScheduler scheduler;
-  std::vector<int> started;
-  DataFootprint first = footprint(false, 0, 10);
-  first.tag_sequence = 7;
-  DataFootprint second = footprint(false, 20, 30);
-  second.tag_sequence = 7 + 256;  // the same tags as the first
-  DataFootprint third = footprint(false, 40, 50);
-  third.tag_sequence = 7 + 257;
-  scheduler.ready(0, first, [&] { started.push_back(0); });
-  scheduler.ready(1, second, [&] { started.push_back(1); });
-  scheduler.ready(2, third, [&] { started.push_back(2); });
-  CHECK(started == std::vector<int>{0});
-  scheduler.finished(0);
-  CHECK(started == std::vector<int>{0, 1, 2});
 }
