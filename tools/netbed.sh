@@ -3,20 +3,29 @@
 # TCP through Linux network namespaces, the link rate limited by tc, and
 # removes everything it made when the job ends, fails or is interrupted.
 #
-#   tools/netbed.sh [--rate RATE] [--hosts 1|2] [--split K] -- -n N [-genv NAME VALUE]... PROGRAM [ARGS...]
+#   tools/netbed.sh [--rate RATE] [--hosts 1..4] [--split K] -- -n N [-genv NAME VALUE]... PROGRAM [ARGS...]
 #
 # --hosts 1 (default): one namespace; the ranks talk TCP over its loopback,
 #   whose qdisc (tc tbf) limits everything they send to RATE in total.
-# --hosts 2: two namespaces, "hosts" a and b, joined by a veth pair
-#   (10.77.0.1 and 10.77.0.2) limited to RATE in each direction; ranks
-#   [0, K) run in a, the others in b (K = --split, default half rounded
-#   up), launched by one mpiexec (MPMD, `-n K ... : -n N-K ...`): the
-#   process manager's connection to each rank is an inherited descriptor,
-#   so it crosses namespaces, while MPI traffic between the hosts can only
-#   take the veth. Ranks on one host talk TCP over that host's loopback
-#   (not limited). The hosts share the file system, as a cluster shares a
-#   parallel one: $TMPDIR (or /tmp) is made a shared mount for the job, so
-#   that a file system one rank mounts under it is seen by every rank.
+# --hosts H, 2 to 4: H namespaces, "hosts" a, b, c, d, each with one veth
+#   (va 10.77.0.1, vb 10.77.0.2, ...) whose other end is a port of one
+#   Linux bridge, the switch, in a namespace of its own. Each host's link
+#   is limited to RATE in each direction, as a NIC and its switch port
+#   are: on the host's end for what it sends, on the switch's end for what
+#   it receives (so the ranks of three hosts sending to a fourth share its
+#   RATE). Ranks are placed in blocks, as a batch scheduler places them:
+#   consecutive ranks on one host, the first N mod H hosts one rank more
+#   than the others (8 ranks on 4 hosts: 0-1 on a, 2-3 on b, ...);
+#   --split K (with --hosts 2 only) puts ranks [0, K) on a instead. One
+#   mpiexec launches them (MPMD, `-n 2 ... : -n 2 ... : ...`): the process
+#   manager's connection to each rank is an inherited descriptor, so it
+#   crosses namespaces, while MPI traffic between the hosts can only take
+#   the veths and the bridge. Ranks on one host talk TCP over that host's
+#   loopback (not limited). The hosts share the file system, as a cluster
+#   shares a parallel one: the job runs in a mount namespace of its own in
+#   which $TMPDIR (or /tmp) is a shared mount, so that a file system one
+#   rank mounts under it is seen by every rank (and by nothing outside the
+#   job, and goes away with it).
 # --rate: a tc rate ("1gbit", "100mbit", ...) or "none" (default 1gbit).
 # After `--`: mpiexec's -n (or -np) and any -genv, then the program.
 #
@@ -30,10 +39,13 @@
 # ASAN_OPTIONS given with -genv get verify_asan_link_order=0, since for a
 # sanitizer build with no other preload the guard precedes ASan's runtime.
 #
-# Needs root (ip netns, tc). Namespaces are named flowio-nb-<pid>-<host>;
-# ones left by a run that was killed outright (SIGKILL, no cleanup) are
-# removed by the next run. Exit status: the job's, or 2 for a usage error,
-# 3 when the bed cannot be made.
+# Needs root (ip netns, tc). Runs at once do not meet: namespaces are named
+# flowio-nb-<pid>-<host> (and -switch), the interfaces are made inside
+# them, and every bed's subnet is a network of its own behind its own
+# bridge, so all can use 10.77.0.0/24. Namespaces left by a run that was
+# killed outright (SIGKILL, no cleanup) are removed by the next run.
+# Exit status: the job's, or 2 for a usage error, 3 when the bed cannot be
+# made.
 set -euo pipefail
 # ip and tc live in /usr/sbin, which test runners leave out of PATH.
 export PATH="$PATH:/usr/sbin:/sbin"
@@ -58,7 +70,11 @@ while [ $# -gt 0 ]; do
     *) echo "netbed: unknown option $1" >&2; usage ;;
   esac
 done
-case "$hosts" in 1|2) ;; *) echo "netbed: --hosts must be 1 or 2" >&2; exit 2 ;; esac
+case "$hosts" in 1|2|3|4) ;; *) echo "netbed: --hosts must be 1 to 4" >&2; exit 2 ;; esac
+if [ -n "$split" ] && [ "$hosts" != 2 ]; then
+  echo "netbed: --split needs --hosts 2" >&2
+  exit 2
+fi
 
 # The mpiexec arguments this script understands.
 ranks=""
@@ -83,8 +99,7 @@ if [ -z "$ranks" ] || [ $# -eq 0 ]; then
   echo "netbed: needs -n N and a program after --" >&2
   exit 2
 fi
-[ -n "$split" ] || split=$(((ranks + 1) / 2))
-if [ "$hosts" = 2 ] && { [ "$split" -lt 0 ] || [ "$split" -gt "$ranks" ]; }; then
+if [ -n "$split" ] && { [ "$split" -lt 0 ] || [ "$split" -gt "$ranks" ]; }; then
   echo "netbed: --split $split is not within 0..$ranks" >&2
   exit 2
 fi
@@ -97,13 +112,10 @@ fi
 prefix="flowio-nb-$$"
 made=()
 scratch=""
-shared_mount=""
 cleanup() {
   local ns
   for ns in "${made[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
   made=()
-  [ -z "$shared_mount" ] || umount -l "$shared_mount" 2>/dev/null || true
-  shared_mount=""
   [ -z "$scratch" ] || rm -rf "$scratch"
 }
 # The job runs in the background of this script (run_job), so that a
@@ -131,11 +143,14 @@ run_job() {
   return "$code"
 }
 
-# Namespaces of earlier runs whose script is gone.
-for ns in $(ip netns list | awk '{print $1}' | grep '^flowio-nb-' || true); do
+# Namespaces of earlier runs whose script is gone; those named after this
+# script's own pid belong to a killed run that had it before.
+for ns in $(ip netns list 2>/dev/null | awk '{print $1}' | grep '^flowio-nb-' || true); do
   owner=${ns#flowio-nb-}
   owner=${owner%%-*}
-  if ! kill -0 "$owner" 2>/dev/null; then ip netns del "$ns" 2>/dev/null || true; fi
+  if [ "$owner" = $$ ] || ! kill -0 "$owner" 2>/dev/null; then
+    ip netns del "$ns" 2>/dev/null || true
+  fi
 done
 
 scratch=$(mktemp -d "${TMPDIR:-/tmp}/netbed.XXXXXX")
@@ -171,53 +186,73 @@ if [ "$hosts" = 1 ]; then
   exit "$status"
 fi
 
-a="$prefix-a"
-b="$prefix-b"
-make_namespace "$a"
-make_namespace "$b"
-# Created inside the namespaces, so that the interface names never meet
-# another run's in the root namespace.
-ip link add va netns "$a" type veth peer name vb netns "$b" ||
-  { echo "netbed: cannot create the veth pair" >&2; exit 3; }
-ip -n "$a" addr add 10.77.0.1/24 dev va
-ip -n "$b" addr add 10.77.0.2/24 dev vb
-ip -n "$a" link set va up
-ip -n "$b" link set vb up
-limit "$a" va
-limit "$b" vb
+switch="$prefix-switch"
+make_namespace "$switch"
+ip -n "$switch" link add bridge type bridge || { echo "netbed: cannot create the bridge" >&2; exit 3; }
+ip -n "$switch" link set bridge up
+names=(a b c d)
+for ((host = 0; host < hosts; host++)); do
+  name=${names[host]}
+  make_namespace "$prefix-$name"
+  # Made inside the namespaces, so that the interface names never meet
+  # another run's in the root namespace.
+  ip link add "v$name" netns "$prefix-$name" type veth peer name "port-$name" netns "$switch" ||
+    { echo "netbed: cannot create the veth of host $name" >&2; exit 3; }
+  # The bridge runs no spanning tree, so a port forwards as soon as it has
+  # a carrier.
+  ip -n "$switch" link set "port-$name" master bridge up
+  ip -n "$prefix-$name" addr add "10.77.0.$((host + 1))/24" dev "v$name"
+  ip -n "$prefix-$name" link set "v$name" up
+  limit "$prefix-$name" "v$name"
+  limit "$switch" "port-$name"
+done
 # A veth reports no carrier for a moment after both ends are up; UCX
-# ignores an interface that is not running, so wait for both.
-for end in "$a va" "$b vb"; do
-  read -r ns dev <<<"$end"
+# ignores an interface that is not running, so wait for every host's.
+for ((host = 0; host < hosts; host++)); do
+  name=${names[host]}
   for _ in $(seq 100); do
-    ip -n "$ns" -br link show dev "$dev" | grep -q ' UP ' && break
+    ip -n "$prefix-$name" -br link show dev "v$name" | grep -q ' UP ' && break
     sleep 0.05
   done
-  ip -n "$ns" -br link show dev "$dev" | grep -q ' UP ' ||
-    { echo "netbed: $dev in $ns did not come up" >&2; exit 3; }
+  ip -n "$prefix-$name" -br link show dev "v$name" | grep -q ' UP ' ||
+    { echo "netbed: v$name in $prefix-$name did not come up" >&2; exit 3; }
 done
 
-echo "netbed: ranks 0..$((split - 1)) in $a (va 10.77.0.1), $split..$((ranks - 1)) in $b" \
-  "(vb 10.77.0.2), TCP over the veth, rate $rate each way" >&2
+# Ranks per host, in blocks.
+counts=()
+for ((host = 0; host < hosts; host++)); do
+  counts+=($((ranks / hosts + (host < ranks % hosts ? 1 : 0))))
+done
+[ -z "$split" ] || counts=("$split" $((ranks - split)))
+
 # Each rank enters its host's network namespace and a mount namespace of
 # its own in which /sys shows that network namespace's devices (UCX looks
 # for them there), as `ip netns exec` does; unlike it, the rank keeps the
-# file system the job shares: mounts under $TMPDIR (made a shared mount
-# for the job, below) reach every host, as on a cluster-wide file system.
-shared=$(realpath "${TMPDIR:-/tmp}")
-mount --bind "$shared" "$shared" || { echo "netbed: cannot bind-mount $shared" >&2; exit 3; }
-shared_mount=$shared
-mount --make-shared "$shared" || { echo "netbed: cannot make $shared a shared mount" >&2; exit 3; }
+# mounts of the job's mount namespace (below), where $TMPDIR is shared.
 enter=(nsenter --net=/run/netns/NS unshare --mount --propagation unchanged --
   sh -c 'mount --make-rprivate /sys && mount -t sysfs sysfs /sys && exec "$@"' rank)
 # A host with no rank gets no part in the MPMD command line.
 parts=()
-if [ "$split" -gt 0 ]; then
-  parts+=(-n "$split" "${enter[@]/NS/$a}" env UCX_NET_DEVICES=va "$@")
-fi
-if [ "$split" -lt "$ranks" ]; then
-  [ ${#parts[@]} -gt 0 ] && parts+=(:)
-  parts+=(-n "$((ranks - split))" "${enter[@]/NS/$b}" env UCX_NET_DEVICES=vb "$@")
-fi
-run_job mpiexec "${genv[@]}" "${parts[@]}" || status=$?
+placement=""
+first=0
+for ((host = 0; host < hosts; host++)); do
+  name=${names[host]}
+  [ "${counts[host]}" -gt 0 ] || continue
+  [ ${#parts[@]} -eq 0 ] || parts+=(:)
+  parts+=(-n "${counts[host]}" "${enter[@]/NS/$prefix-$name}" env "UCX_NET_DEVICES=v$name" "$@")
+  last=$((first + counts[host] - 1))
+  placement+="${placement:+, }$first$([ "$last" = "$first" ] || echo "..$last") on $name"
+  placement+=" (v$name 10.77.0.$((host + 1)))"
+  first=$((first + counts[host]))
+done
+echo "netbed: ranks $placement; hosts joined by a bridge in $switch, TCP, rate $rate each way per host" >&2
+# The job's own mount namespace: binding $TMPDIR onto itself there and
+# making it shared puts every rank's copy of it in one peer group, so that
+# a mount one rank makes under it reaches the others; outside the job
+# nothing changes, and runs at once cannot undo each other's mounts.
+shared=$(realpath "${TMPDIR:-/tmp}")
+run_job unshare --mount --propagation private -- sh -c \
+  'mount --bind "$0" "$0" && mount --make-shared "$0" ||
+     { echo "netbed: cannot make $0 a shared mount" >&2; exit 3; }
+   exec "$@"' "$shared" mpiexec "${genv[@]}" "${parts[@]}" || status=$?
 exit "$status"
