@@ -89,8 +89,11 @@ void check_amode(int amode) {
 // Collective: open's arguments, checked with one allreduce. A process whose
 // own are bad fails with their class, and every other process with the
 // same class, rather than waiting in an open the bad one never reaches;
-// amodes that differ fail everywhere with MPI_ERR_NOT_SAME.
-void check_open_arguments(MPI_Comm comm, const char* filename, int amode) {
+// amodes that differ fail everywhere with MPI_ERR_NOT_SAME. The same
+// allreduce compares the processes' choices of a shared-pointer slot
+// (`pointer`): returns whether all chose the same.
+bool check_open_arguments(MPI_Comm comm, const char* filename, int amode,
+                          const HeldPointerSlot& pointer) {
   std::exception_ptr bad;
   MPI_Offset bad_code = 0;  // the ErrorCode, plus one
   try {
@@ -102,9 +105,11 @@ void check_open_arguments(MPI_Comm comm, const char* filename, int amode) {
     bad = std::current_exception();
     bad_code = static_cast<MPI_Offset>(error.code()) + 1;
   }
-  const MPI_Offset mine[3] = {bad_code, amode, -amode};
-  MPI_Offset greatest[3] = {0, 0, 0};
-  check_mpi(MPI_Allreduce(mine, greatest, 3, MPI_OFFSET, MPI_MAX, comm), "MPI_Allreduce");
+  const MPI_Offset mine[7] = {
+      bad_code,       amode,          -amode, pointer.window_id(), -pointer.window_id(),
+      pointer.slot(), -pointer.slot()};
+  MPI_Offset greatest[7] = {};
+  check_mpi(MPI_Allreduce(mine, greatest, 7, MPI_OFFSET, MPI_MAX, comm), "MPI_Allreduce");
   if (bad) std::rethrow_exception(bad);
   if (greatest[0] != 0) {
     throw UsageError(static_cast<ErrorCode>(greatest[0] - 1),
@@ -113,6 +118,7 @@ void check_open_arguments(MPI_Comm comm, const char* filename, int amode) {
   if (greatest[1] != -greatest[2]) {
     throw UsageError(ErrorCode::not_same, "MPI_File_open: the processes passed different amodes");
   }
+  return greatest[3] == -greatest[4] && greatest[5] == -greatest[6];
 }
 
 int fail_without_file(int error_class, const char* message) {
@@ -128,13 +134,15 @@ int open_file(MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI
   try {
     // Agreed on, so that a process without a name fails the call on every
     // process instead of leaving the others waiting in the open.
-    check_open_arguments(comm, filename, amode);
+    HeldPointerSlot pointer(comm);
+    const bool same_pointer = check_open_arguments(comm, filename, amode, pointer);
     auto file = std::make_unique<LayerFile>();
     file->file =
         File::open(comm, strip_file_system_prefix(filename), mode_of(amode), hints_from_info(info));
     file->amode = amode;
     file->errhandler = default_handler();
-    file->shared = std::make_unique<SharedPointer>(comm, file->file.communicator());
+    file->shared = std::make_unique<SharedPointer>(file->file.communicator(), std::move(pointer),
+                                                   same_pointer);
     // MPI_MODE_APPEND puts every file pointer at the end, the shared one
     // too (flowio's File moved the individual one); in bytes, as the view
     // at open is.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <memory>
 #include <mutex>
+#include <set>
+#include <utility>
 #include <vector>
 
 #include "flowio/error.h"
@@ -11,23 +13,26 @@ namespace flowio::mpiio {
 
 // One window of pointer slots, all held by rank 0 of its communicator.
 struct PointerWindow {
-  // A duplicate of the first communicator of the group (kept windows), or
+  // A duplicate of the file communicator it was made on (kept windows), or
   // MPI_COMM_NULL (a file's own window, made on the file's communicator).
   MPI_Comm comm = MPI_COMM_NULL;
   MPI_Win win = MPI_WIN_NULL;
-  std::vector<bool> taken;
+  // Kept windows: agreed by the processes of its group when it was made.
+  MPI_Offset id = -1;
+  std::vector<bool> taken;  // kept windows: under the registry's mutex
 };
 
 namespace {
 
-// Slots per kept window: more files than this open at once on one group
-// get windows of their own.
+// Slots per kept window.
 constexpr int kSlots = 64;
 
-// The kept windows, in the order they were made.
+// The kept windows, and the ids this process has given or is agreeing on.
 struct Registry {
   std::mutex mutex;
   std::vector<PointerWindow*> kept;
+  std::set<MPI_Offset> ids;
+  MPI_Offset next_id = 0;
 };
 
 Registry& registry() {
@@ -61,21 +66,47 @@ void free_window(PointerWindow* window) {
   delete window;
 }
 
-// The kept window of `comm`'s group, made (collectively) if there is none.
-PointerWindow* kept_window_of(MPI_Comm comm) {
+// Collective over `comm`: an id that no process of `comm` has given to
+// another kept window, nor is agreeing on for one (another thread may be
+// making one at once on another communicator). Tried until every process
+// finds the largest proposal free; a clash needs windows made at once.
+MPI_Offset agree_on_new_id(MPI_Comm comm) {
   Registry& all = registry();
-  {
-    std::lock_guard lock(all.mutex);
-    for (PointerWindow* window : all.kept) {
-      int same = MPI_UNEQUAL;
-      MPI_Comm_compare(comm, window->comm, &same);
-      if (same == MPI_IDENT || same == MPI_CONGRUENT) return window;
+  for (;;) {
+    MPI_Offset proposal = 0;
+    {
+      std::lock_guard lock(all.mutex);
+      proposal = all.next_id;
+    }
+    MPI_Offset id = 0;
+    check_mpi(MPI_Allreduce(&proposal, &id, 1, MPI_OFFSET, MPI_MAX, comm), "MPI_Allreduce");
+    int free_here = 0;
+    {
+      std::lock_guard lock(all.mutex);
+      free_here = all.ids.insert(id).second ? 1 : 0;
+      all.next_id = std::max(all.next_id, id + 1);
+    }
+    int free_everywhere = 0;
+    check_mpi(MPI_Allreduce(&free_here, &free_everywhere, 1, MPI_INT, MPI_LAND, comm),
+              "MPI_Allreduce");
+    if (free_everywhere) return id;
+    if (free_here) {
+      std::lock_guard lock(all.mutex);
+      all.ids.erase(id);
     }
   }
+}
+
+// Collective over `file_comm`: a new kept window for its group, with
+// slot 0 taken.
+PointerWindow* make_kept_window(MPI_Comm file_comm) {
   MPI_Comm own = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_dup(comm, &own), "MPI_Comm_dup");
+  check_mpi(MPI_Comm_dup(file_comm, &own), "MPI_Comm_dup");
   std::unique_ptr<PointerWindow> window = make_window(own, kSlots);
   window->comm = own;
+  window->id = agree_on_new_id(own);
+  window->taken[0] = true;
+  Registry& all = registry();
   std::lock_guard lock(all.mutex);
   all.kept.push_back(window.get());
   return window.release();
@@ -83,18 +114,51 @@ PointerWindow* kept_window_of(MPI_Comm comm) {
 
 }  // namespace
 
-SharedPointer::SharedPointer(MPI_Comm comm, MPI_Comm file_comm) : file_comm_(file_comm) {
+HeldPointerSlot::HeldPointerSlot(MPI_Comm comm) {
+  Registry& all = registry();
+  std::lock_guard lock(all.mutex);
+  // The window with the smallest id first, as every process that has the
+  // same windows free would choose.
+  for (PointerWindow* window : all.kept) {
+    if (window_ != nullptr && window->id > window_->id) continue;
+    int same = MPI_UNEQUAL;
+    MPI_Comm_compare(comm, window->comm, &same);
+    if (same != MPI_IDENT && same != MPI_CONGRUENT) continue;
+    const auto free_slot = std::find(window->taken.begin(), window->taken.end(), false);
+    if (free_slot == window->taken.end()) continue;
+    window_ = window;
+    slot_ = static_cast<int>(free_slot - window->taken.begin());
+  }
+  if (window_ != nullptr) window_->taken[static_cast<std::size_t>(slot_)] = true;
+}
+
+HeldPointerSlot::HeldPointerSlot(HeldPointerSlot&& other) noexcept
+    : window_(std::exchange(other.window_, nullptr)), slot_(std::exchange(other.slot_, -1)) {}
+
+HeldPointerSlot::~HeldPointerSlot() {
+  if (window_ == nullptr) return;
+  Registry& all = registry();
+  std::lock_guard lock(all.mutex);
+  window_->taken[static_cast<std::size_t>(slot_)] = false;
+}
+
+MPI_Offset HeldPointerSlot::window_id() const { return window_ == nullptr ? -1 : window_->id; }
+
+SharedPointer::SharedPointer(MPI_Comm file_comm, HeldPointerSlot held, bool same_everywhere)
+    : file_comm_(file_comm) {
   MPI_Comm_rank(file_comm_, &rank_);
-  PointerWindow* kept = kept_window_of(comm);
-  const auto free_slot = std::find(kept->taken.begin(), kept->taken.end(), false);
-  if (free_slot == kept->taken.end()) {
-    window_ = make_window(file_comm_, 1).release();
-    window_->taken[0] = true;
+  if (same_everywhere && held.window_ != nullptr) {
+    window_ = std::exchange(held.window_, nullptr);
+    slot_ = held.slot_;
     return;
   }
-  *free_slot = true;
-  window_ = kept;
-  slot_ = static_cast<int>(free_slot - kept->taken.begin());
+  if (same_everywhere) {
+    window_ = make_kept_window(file_comm_);
+    slot_ = 0;
+    return;
+  }
+  window_ = make_window(file_comm_, 1).release();
+  window_->taken[0] = true;
 }
 
 SharedPointer::~SharedPointer() {
@@ -111,6 +175,8 @@ SharedPointer::~SharedPointer() {
     MPI_Fetch_and_op(&zero, &ignored, MPI_OFFSET, 0, slot_, MPI_REPLACE, window_->win);
     MPI_Win_flush(0, window_->win);
   }
+  Registry& all = registry();
+  std::lock_guard lock(all.mutex);
   window_->taken[static_cast<std::size_t>(slot_)] = false;
 }
 
@@ -166,7 +232,10 @@ void release_pointer_windows() {
     Registry& all = registry();
     std::lock_guard lock(all.mutex);
     kept.swap(all.kept);
+    all.ids.clear();
   }
+  std::sort(kept.begin(), kept.end(),
+            [](const PointerWindow* a, const PointerWindow* b) { return a->id < b->id; });
   for (PointerWindow* window : kept) free_window(window);
 }
 

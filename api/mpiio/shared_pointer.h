@@ -3,24 +3,28 @@
 // with one-sided atomics, so independent calls need no help from the other
 // processes' threads.
 //
-// The pointers live in slots of an MPI window kept for each group of
+// The pointers live in slots of MPI windows kept for each group of
 // processes the program opens files on: creating and freeing a window
 // costs more than the rest of an open and a close together (27 us against
 // 18 us for ROMIO's whole open + close on 2 ranks here), and programs open
 // and close files on the same processes again and again, often through a
-// new duplicate of their communicator each time (HDF5 does). A window is
-// made on a duplicate of the first communicator of its group, found again
-// for any communicator with the same processes in the same order
-// (MPI_Comm_compare, a local call), and kept until MPI_Finalize. A file
-// takes the lowest free slot at open and gives it back, reset to 0, at
-// close. Opens and closes are collective and made in the same order
-// everywhere, so every process picks the same window and slot. When all
-// slots of a window are taken, a file gets a window of its own.
+// new duplicate of their communicator each time (HDF5 does). A kept window
+// is found again for any communicator with the same processes in the same
+// order (MPI_Comm_compare, a local call), and kept until MPI_Finalize.
+//
+// Which window and slot a file takes is agreed, not assumed: threads may
+// open files at once on different communicators of one group, in a
+// different order on each process, so each process's choice may differ.
+// Before the open, each process holds the lowest free slot it has for the
+// group (HeldPointerSlot: no other file of the process takes it
+// meanwhile); the open's argument check compares the processes' choices
+// (MPI_Allreduce, which it makes anyway); the file takes the slot when all
+// chose the same, a slot of a new kept window when none had one, and a
+// window of its own otherwise.
 //
 // Thread safety: the calls of one process on one file are serialized by
-// the caller (MPI file handles are used from one thread at a time); opens
-// and closes are collective over the file's processes, and those of files
-// whose groups overlap are made in the same order everywhere.
+// the caller (MPI file handles are used from one thread at a time); files
+// may be opened and closed from several threads at once.
 #pragma once
 
 #include <mpi.h>
@@ -29,13 +33,37 @@ namespace flowio::mpiio {
 
 struct PointerWindow;
 
+// A slot of a kept window that this process would give a file about to be
+// opened, held until the open takes it or lets it go (destruction).
+class HeldPointerSlot {
+ public:
+  // The lowest free slot of the kept windows of `comm`'s group, or none.
+  explicit HeldPointerSlot(MPI_Comm comm);
+  ~HeldPointerSlot();
+  HeldPointerSlot(HeldPointerSlot&& other) noexcept;
+  HeldPointerSlot(const HeldPointerSlot&) = delete;
+  HeldPointerSlot& operator=(const HeldPointerSlot&) = delete;
+  HeldPointerSlot& operator=(HeldPointerSlot&&) = delete;
+
+  // The window's id (the same on every process of its group) and the slot,
+  // or -1 and -1: what the processes compare.
+  MPI_Offset window_id() const;
+  MPI_Offset slot() const { return slot_; }
+
+ private:
+  friend class SharedPointer;
+  PointerWindow* window_ = nullptr;
+  int slot_ = -1;
+};
+
 class SharedPointer {
  public:
-  // Collective over `comm`, the communicator the program opened the file
-  // on (its group's window is found or made); `file_comm`, the file's own
-  // duplicate, carries the collective steps of set() and
-  // claim_in_rank_order(), and must outlive this object.
-  SharedPointer(MPI_Comm comm, MPI_Comm file_comm);
+  // Collective over `file_comm`, the file's own communicator, which
+  // carries the collective steps of set() and claim_in_rank_order() and
+  // must outlive this object. `held` is this process's choice of slot;
+  // `same_everywhere`, whether every process held the same window and
+  // slot (or every process none).
+  SharedPointer(MPI_Comm file_comm, HeldPointerSlot held, bool same_everywhere);
   // Gives the slot back. Call it once every process has stopped using the
   // pointer (after the close's agreement): rank 0 resets the slot to 0
   // for the next file, and a late update would leak into it.
@@ -75,10 +103,10 @@ class SharedPointer {
   bool moved_ = false;
 };
 
-// Frees every kept window, collectively, in the order they were made (the
-// same on every process). The layer's MPI_Finalize calls it before
-// finalizing MPI, once the SharedPointers of files still open have been
-// abandoned.
+// Frees every kept window, collectively, in the order of their ids (agreed
+// when they were made, so that no two windows whose groups share a process
+// have the same id: every process frees in one global order). The layer's MPI_Finalize calls it
+// before finalizing MPI, once the SharedPointers of files still open have been abandoned.
 void release_pointer_windows();
 
 }  // namespace flowio::mpiio

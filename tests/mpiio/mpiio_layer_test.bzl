@@ -6,7 +6,7 @@ load("//tests/support:mpi_test.bzl", "SANITIZED_RANKS", "expected_failure_tests"
 
 _LAYER = "//api/mpiio:libflowio_mpiio.so"
 
-def mpiio_layer_test(name, ranks = [2], size = "medium", sanitized_ranks = SANITIZED_RANKS):
+def mpiio_layer_test(name, ranks = [2], size = "medium", tags = [], sanitized_ranks = SANITIZED_RANKS):
     """Builds the C program `name`.c and a test `name`_<N>ranks per N.
 
     Each test runs the program under mpiexec on N ranks twice, against
@@ -40,11 +40,15 @@ def mpiio_layer_test(name, ranks = [2], size = "medium", sanitized_ranks = SANIT
                 "//tests/support:mpi_runner_setup.sh",
             ],
             size = size,
-            tags = rank_tags(n, sanitized_ranks),
+            tags = tags + rank_tags(n, sanitized_ranks),
         )
 
-def mpiio_layer_only_test(name, ranks = [2], size = "medium", expected_failure_ranks = None, deps = [], tags = [], layer = _LAYER, sanitized_ranks = SANITIZED_RANKS):
+def mpiio_layer_only_test(name, ranks = [2], size = "medium", expected_failure_ranks = None, deps = [], tags = [], layer = _LAYER, sanitized_ranks = SANITIZED_RANKS, program = None):
     """Builds the C program `name`.c and a test `name`_<N>ranks per N.
+
+    `program` names another C program to build as `name` (one that a
+    mpiio_layer_test also runs, at rank counts where MPICH's own MPI-IO is
+    too slow to compare with).
 
     Each test runs the program on N ranks with the layer preloaded, alone
     (run_with_layer.sh): for calls MPICH's own MPI-IO crashes on, hangs on
@@ -57,7 +61,7 @@ def mpiio_layer_only_test(name, ranks = [2], size = "medium", expected_failure_r
     """
     cc_binary(
         name = name,
-        srcs = [name + ".c"],
+        srcs = [(program or name) + ".c"],
         copts = ["-std=c11"],
         deps = deps + [
             ":mpiio_test",

@@ -206,13 +206,13 @@ static void t_watchdog(int signal_number) {
   _exit(124);
 }
 
-/* Initializes MPI and reads the output directory from argv[1]. Every file a
- * test writes goes under that directory (t_path). With FLOWIO_TEST_DEADLINE
- * set (the test runner sets it below Bazel's timeout), a watchdog ends a
- * hung process with the step under way. */
-static inline void t_init(int* argc, char*** argv, const char* program) {
+/* What t_init and t_init_thread do once MPI is initialized: reads the
+ * output directory from argv[1]. Every file a test writes goes under that
+ * directory (t_path). With FLOWIO_TEST_DEADLINE set (the test runner sets
+ * it below Bazel's timeout), a watchdog ends a hung process with the step
+ * under way. */
+static inline void t_start(int* argc, char*** argv, const char* program) {
   t_program = program;
-  MPI_Init(argc, argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &t_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &t_nranks);
   const char* deadline = getenv("FLOWIO_TEST_DEADLINE");
@@ -225,6 +225,23 @@ static inline void t_init(int* argc, char*** argv, const char* program) {
     MPI_Abort(MPI_COMM_WORLD, 2);
   }
   t_dir = (*argv)[1];
+}
+
+/* Initializes MPI; see t_start. */
+static inline void t_init(int* argc, char*** argv, const char* program) {
+  MPI_Init(argc, argv);
+  t_start(argc, argv, program);
+}
+
+/* As t_init, for programs whose threads call MPI at once. */
+static inline void t_init_thread(int* argc, char*** argv, const char* program) {
+  int provided = MPI_THREAD_SINGLE;
+  MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+  if (provided != MPI_THREAD_MULTIPLE) {
+    fprintf(stderr, "%s: MPI_THREAD_MULTIPLE not provided\n", program);
+    MPI_Abort(MPI_COMM_WORLD, 2);
+  }
+  t_start(argc, argv, program);
 }
 
 /* Programs made of named cases take, after the output directory,
