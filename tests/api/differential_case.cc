@@ -14,6 +14,10 @@
 namespace flowio::testing {
 namespace {
 
+// Operations in a crowd: more than the 256 operations whose message tags a
+// file tells apart (runtime/message_tags.h), all in flight at once.
+constexpr int kCrowd = 300;
+
 std::int64_t type_size(MPI_Datatype type) {
   MPI_Count size = 0;
   MPI_Type_size_x(type, &size);
@@ -223,6 +227,17 @@ void random_memory(std::mt19937_64& rng, std::int64_t etype_size, bool empty, Ca
   op.text = text + " x" + std::to_string(op.count);
 }
 
+// A crowd's operation: one to four etypes of contiguous memory.
+void small_memory(std::mt19937_64& rng, std::int64_t etype_size, CaseCall& op) {
+  MPI_Datatype etype_bytes;
+  MPI_Type_contiguous(static_cast<int>(etype_size), MPI_BYTE, &etype_bytes);
+  MPI_Type_commit(&etype_bytes);
+  op.memory_type = TypeHandle(etype_bytes);
+  op.count = pick(rng, 1, 4);
+  op.bytes = etype_size * op.count;
+  op.text = "contiguous(" + std::to_string(etype_size) + ",BYTE) x" + std::to_string(op.count);
+}
+
 // The mode a case opens its file in first. Exclusive creation and append
 // need a file in a given state (prepare_file makes it).
 OpenMode random_first_mode(std::mt19937_64& shared) {
@@ -403,7 +418,12 @@ void make_case(std::mt19937_64& shared, std::mt19937_64& rng, std::uint64_t case
     }
     group.through_pointer = one_in(shared, 3);
     group.nonblocking = !one_in(shared, 3);
-    const int operations = group.nonblocking ? pick(shared, 1, 3) : pick(shared, 1, 2);
+    // Now and then a crowd: more small operations in flight at once than
+    // message tags tell apart (runtime/message_tags.h).
+    const bool crowd = group.nonblocking && !group.through_pointer && one_in(shared, 60);
+    const int operations = crowd               ? kCrowd
+                           : group.nonblocking ? pick(shared, 1, 3)
+                                               : pick(shared, 1, 2);
     // Lay the operations out one after another in the view, with gaps, from
     // a random start; in a nonblocking group at explicit offsets they are
     // then called in a random order.
@@ -413,7 +433,11 @@ void make_case(std::mt19937_64& shared, std::mt19937_64& rng, std::uint64_t case
       CaseCall op;
       op.collective = pick(shared, 1, 100) <= shape.collective_percent;
       const bool nobody = one_in(shared, 15);
-      random_memory(rng, c.etype_size, nobody || one_in(rng, 6), op);
+      if (crowd) {
+        small_memory(rng, c.etype_size, op);
+      } else {
+        random_memory(rng, c.etype_size, nobody || one_in(rng, 6), op);
+      }
       if (k > 0 && one_in(rng, 2)) cursor += pick(rng, 1, 4);
       op.offset = cursor;
       cursor += op.bytes / c.etype_size;
