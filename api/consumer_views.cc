@@ -13,7 +13,7 @@
 #include "flowio/error.h"
 #include "io/file_descriptor.h"
 #include "runtime/access_gather.h"
-#include "runtime/collective_error.h"
+#include "runtime/engine/collective_error.h"
 #include "runtime/core/file_view.h"
 
 namespace flowio {

@@ -6,7 +6,7 @@
 
 #include "api/file_impl.h"
 #include "runtime/access_gather.h"
-#include "runtime/collective_error.h"
+#include "runtime/engine/collective_error.h"
 #include "sync/lock_settings.h"
 #include "sync/object_set.h"
 

@@ -1,6 +1,6 @@
 // Collective reads and writes: the request each call hands to the runtime
-// (runtime/collective_context.h), a process's refusal that still takes
-// part, overlapping views of read-only files, and the statistics.
+// (runtime/engine/collective_context.h), a process's refusal that still
+// takes part, and the statistics.
 #include <exception>
 #include <memory>
 #include <utility>
@@ -59,16 +59,15 @@ runtime::CollectiveRequest File::Impl::collective_request(bool writing, MPI_Offs
   request.memory = transfer.memory;
   request.conversion = std::move(transfer.conversion);
   request.atomic = atomic;
+  // A view whose pieces overlap (read-only files) is not in file order:
+  // only this process can walk it, so its part goes direct.
+  request.own_part_only = view->overlaps();
   return request;
 }
 
 Future<std::size_t> File::Impl::start_collective(bool writing, MPI_Offset offset,
                                                  const void* buffer, MPI_Count count,
                                                  MPI_Datatype datatype, bool advance_pointer) {
-  if (!writing && view->overlaps()) {
-    return read_overlapping_view(offset, const_cast<void*>(buffer), count, datatype,
-                                 advance_pointer, false);
-  }
   return start_request(
       collective_request(writing, offset, buffer, count, datatype, advance_pointer, false));
 }
@@ -76,11 +75,6 @@ Future<std::size_t> File::Impl::start_collective(bool writing, MPI_Offset offset
 std::size_t File::Impl::run_collective(bool writing, MPI_Offset offset, const void* buffer,
                                        MPI_Count count, MPI_Datatype datatype,
                                        bool advance_pointer) {
-  if (!writing && view->overlaps()) {
-    return read_overlapping_view(offset, const_cast<void*>(buffer), count, datatype,
-                                 advance_pointer, true)
-        .get();
-  }
   runtime::CollectiveRequest request =
       collective_request(writing, offset, buffer, count, datatype, advance_pointer, true);
   // As start_request(): a write keeps this process's independent writes
@@ -131,36 +125,6 @@ void File::Impl::refuse_and_rethrow(bool writing, ErrorCode code, bool blocking)
 
 void File::refuse_collective(bool writing, ErrorCode code) {
   impl().refuse_collective(writing, code, false);
-}
-
-Future<std::size_t> File::Impl::read_overlapping_view(MPI_Offset offset, void* buffer,
-                                                      MPI_Count count, MPI_Datatype datatype,
-                                                      bool advance_pointer, bool blocking) {
-  runtime::CollectiveRequest request = request_without_data(false, blocking);
-  Future<std::size_t> data;
-  try {
-    data = start_transfer(false, offset, buffer, count, datatype, advance_pointer);
-  } catch (const UsageError& error) {
-    refuse_and_rethrow(false, error.code(), blocking);
-  } catch (...) {
-    data = make_exception_future<std::size_t>(std::current_exception());
-  }
-  // The read is waited for here, also by the nonblocking form, so that a
-  // failure of it reaches every process through the protocol's agreement
-  // (a read of at most kAtTheCallBytes is done at the call anyway).
-  std::size_t moved = 0;
-  try {
-    moved = data.get();
-  } catch (...) {
-    request.failed_before = std::current_exception();
-    request.failed_before_stage = "io";
-  }
-  // The protocol's outcome is the agreed one, this process's failure
-  // included.
-  return start_request(std::move(request)).then([moved](Future<std::size_t> protocol) {
-    protocol.get();
-    return moved;
-  });
 }
 
 Future<std::size_t> File::iwrite_at_all(MPI_Offset offset, const void* buffer, MPI_Count count,

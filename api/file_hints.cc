@@ -3,7 +3,7 @@
 #include <string>
 
 #include "api/file_impl.h"
-#include "runtime/collective_error.h"
+#include "runtime/engine/collective_error.h"
 #include "sync/lock_settings.h"
 
 namespace flowio {

@@ -23,15 +23,15 @@
 #include "io/mapped_backend.h"
 #include "io/sieve_lock.h"
 #include "io/storage_backend.h"
-#include "runtime/collective_context.h"
-#include "runtime/collective_settings.h"
+#include "runtime/engine/collective_context.h"
+#include "runtime/plan/collective_settings.h"
 #include "runtime/core/access.h"
 #include "runtime/core/file_view.h"
 #include "runtime/core/flat_type.h"
 #include "runtime/core/memory_layout.h"
 #include "runtime/core/realm_tiling.h"
-#include "runtime/engine.h"
-#include "runtime/lock_progress.h"
+#include "runtime/engine/engine.h"
+#include "runtime/engine/lock_progress.h"
 #include "sync/atomic_mode.h"
 
 namespace flowio {
@@ -308,7 +308,7 @@ struct File::Impl {
     return core::Access(view, transfer.stream_position,
                         transfer.stream_position + transfer.stream_bytes);
   }
-  // Starts a collective operation (runtime/collective_context.h).
+  // Starts a collective operation (runtime/engine/collective_context.h).
   Future<std::size_t> start_request(runtime::CollectiveRequest request);
   // Takes this process's part in a collective call whose arguments it
   // refused (File::refuse_collective).
@@ -320,7 +320,7 @@ struct File::Impl {
   // the settings filled in, nothing else.
   runtime::CollectiveRequest bare_request(bool writing, bool blocking);
   // This process's part in a collective call, without data: for a refusal,
-  // a failure before the call reached the runtime, or a read made alone.
+  // or a failure before the call reached the runtime.
   runtime::CollectiveRequest request_without_data(bool writing, bool blocking);
   // The request of a collective read or write. Bad arguments throw, after
   // this process has taken its part in the call without data; any other
@@ -336,15 +336,6 @@ struct File::Impl {
                                        bool advance_pointer = false);
   std::size_t run_collective(bool writing, MPI_Offset offset, const void* buffer, MPI_Count count,
                              MPI_Datatype datatype, bool advance_pointer = false);
-  // A collective read through a view whose pieces overlap (read-only files
-  // only): two-phase I/O needs each process's stream in file order, so this
-  // process reads its data independently, at the call, and takes part in
-  // the collective protocol without data, with the read's failure if it
-  // failed. Reads do not conflict with one another, and no process writes
-  // a read-only file.
-  Future<std::size_t> read_overlapping_view(MPI_Offset offset, void* buffer, MPI_Count count,
-                                            MPI_Datatype datatype, bool advance_pointer,
-                                            bool blocking);
 };
 
 }  // namespace flowio

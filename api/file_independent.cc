@@ -10,7 +10,7 @@
 #include "api/file_impl.h"
 #include "io/independent_transfer.h"
 #include "io/view_transfer.h"
-#include "runtime/converted_transfer.h"
+#include "runtime/stages/converted_transfer.h"
 #include "runtime/core/datatype_checks.h"
 #include "runtime/core/flat_type_cache.h"
 

@@ -12,8 +12,8 @@
 #include "api/file_impl.h"
 #include "api/system_hints.h"
 #include "io/direct_io_backend.h"
-#include "runtime/collective_error.h"
-#include "runtime/trace.h"
+#include "runtime/engine/collective_error.h"
+#include "runtime/stages/trace.h"
 #include "sync/lock_settings.h"
 
 namespace flowio {

@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "api/file_impl.h"
-#include "runtime/collective_error.h"
+#include "runtime/engine/collective_error.h"
 #include "runtime/core/datatype_checks.h"
 #include "runtime/core/flat_type_cache.h"
 

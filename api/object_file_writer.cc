@@ -13,7 +13,7 @@
 #include "flowio/error.h"
 #include "flowio/file.h"
 #include "flowio/remap.h"
-#include "runtime/collective_error.h"
+#include "runtime/engine/collective_error.h"
 #include "runtime/core/access.h"
 #include "runtime/core/file_view.h"
 #include "runtime/core/flat_type_cache.h"

@@ -5,7 +5,7 @@
 
 #include "flowio/error.h"
 #include "runtime/access_gather.h"
-#include "runtime/collective_error.h"
+#include "runtime/engine/collective_error.h"
 #include "runtime/core/access.h"
 #include "runtime/core/file_view.h"
 #include "sync/object_set.h"

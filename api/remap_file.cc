@@ -17,7 +17,7 @@
 #include "flowio/error.h"
 #include "flowio/file.h"
 #include "flowio/remap.h"
-#include "runtime/collective_error.h"
+#include "runtime/engine/collective_error.h"
 #include "runtime/object_file_index.h"
 #include "runtime/remap_route.h"
 

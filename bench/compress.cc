@@ -56,7 +56,7 @@
 #include "exchange/peer_locality.h"
 #include "flowio/error.h"
 #include "flowio/file.h"
-#include "runtime/progress.h"
+#include "runtime/engine/progress.h"
 
 namespace {
 
@@ -129,7 +129,7 @@ int main(int argc, char** argv) {
       argc, argv, "compress", [](bench::Options& options, bench::Report& report) {
         const bench::Common common(options);
         const std::string link = options.text("link", "shm");
-        // As the engine's rule knows it (runtime/collective_context.cc).
+        // As the engine's rule knows it (runtime/stages/file_context.cc).
         const std::vector<bool> shares_memory =
             flowio::exchange::peers_sharing_memory(MPI_COMM_WORLD);
         const std::string sweep = options.text("sweep", "zeros");

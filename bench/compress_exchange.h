@@ -8,7 +8,7 @@
 // is nothing to pack): (rule) -> compress into a spare buffer, or raw ->
 // MPI_Isend of the header and the payload (post_framed_send), windows in
 // order and aggregators round-robin, with at most `messages_in_flight`
-// frames outstanding; the progress thread (runtime/progress.h) drives the
+// frames outstanding; the progress thread (runtime/engine/progress.h) drives the
 // sends and receives meanwhile, so compressing message k+1 overlaps
 // sending message k. An aggregator posts a receive for every message it
 // expects at the start, the header aside and the payload into a region of
@@ -33,7 +33,7 @@
 #include "bench/compress_mesh.h"
 #include "exchange/compression_rule.h"
 #include "flowio/statistics.h"
-#include "runtime/progress.h"
+#include "runtime/engine/progress.h"
 
 namespace bench::compress {
 

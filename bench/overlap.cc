@@ -45,7 +45,7 @@
 #include "bench/bench_support.h"
 #include "flowio/error.h"
 #include "flowio/file.h"
-#include "runtime/engine.h"
+#include "runtime/engine/engine.h"
 
 namespace {
 

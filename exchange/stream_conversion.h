@@ -56,7 +56,7 @@ class StreamConversion {
   // stream that begins and ends on a multiple of u converts without
   // knowing its elements, and the stream has the same bytes in memory as
   // in the file: an aggregator can convert the native bytes a client sent
-  // (runtime/aggregator_conversion.h).
+  // (runtime/stages/aggregator_conversion.h).
   std::int64_t reversed_unit() const { return reversed_unit_; }
 
   // Bytes of the stream in the file, and of the data in memory.

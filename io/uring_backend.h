@@ -38,7 +38,7 @@ class UringBackend final : public StorageBackend {
 
   // Makes the calling thread's calls go through `queue` instead of a ring
   // of its own (nullptr: back to its own), for a thread whose waits belong
-  // to the progress engine: the runtime's I/O thread (runtime/io_service.h).
+  // to the progress engine: the runtime's I/O thread (runtime/engine/io_service.h).
   // A queue that is no longer usable() is passed by.
   static void route_this_thread(UringQueue* queue) noexcept;
 

@@ -1,11 +1,11 @@
 // UringQueue: an io_uring ring whose completions another thread reaps. The
 // ring has an eventfd registered (io_uring_register_eventfd), which turns
 // readable when completions arrive; the process's progress engine watches
-// it (runtime/progress.h) and calls reap(), so that one thread wakes for
+// it (runtime/engine/progress.h) and calls reap(), so that one thread wakes for
 // MPI requests and file I/O completions alike, and no thread waits in
 // io_uring_wait_cqe for this ring.
 //
-// The thread that transfers (runtime/io_service.h's I/O thread, routed
+// The thread that transfers (runtime/engine/io_service.h's I/O thread, routed
 // here by UringBackend::route_this_thread) queues its requests and submits
 // them itself (io_uring_enter copies page-cache data inline when it can,
 // which belongs on the I/O thread, not on the progress engine), then

@@ -14,20 +14,13 @@ namespace {
 constexpr std::size_t kIovecsPerRequest = 1024;
 // Below these mean piece lengths, a covered window is copied through the
 // staging buffer and moved in one request: the kernel's per-iovec cost
-// (a 16 MiB window of 32-byte pieces took 4 ms as iovecs) outweighs a
-// memcpy. Above them the extra pass over memory costs more. A 16 MiB
-// window in the page cache, fastest of 40 runs, staged against iovecs,
-// write / read: 128-byte pieces 2.0 / 1.4 ms against 3.9 / 3.5, 384-byte
-// 2.2 / 1.7 against 2.2 / 1.5, 1288-byte (a row of 161 doubles) 2.6 / 1.7
-// against 1.5 / 1.2, 8 KiB 2.0 / 1.5 against 1.2 / 0.6. Writes keep
-// staging up to larger pieces: their iovecs make one request per 1024
-// pieces, and through io_uring each buffered write to the file is handed
-// to a kernel worker and serialised with the other aggregators' writes on
-// the file's lock, which made the median window write of bench/checkpoint
-// --grid=1x1x2 slower (4.6-5.2 ms against 3.7-4.6 staged), while reads
-// gained (2.2-5.7 ms against 4.8-6.4). Still so with the aggregators side
-// by side (w37): whole calls on a quiet machine wrote 3,789-4,210 MiB/s
-// staged against 3,226-3,785 as iovecs (on a loaded one iovecs won).
+// outweighs a memcpy. Above them the extra pass over memory costs more
+// (reads cross over near 512-byte pieces). Writes keep staging up to
+// larger pieces: their iovecs make one request per 1024 pieces, and
+// through io_uring each buffered write is handed to a kernel worker and
+// serialised with the other aggregators' writes on the file's lock. The
+// measurements behind both thresholds are in the commits that set them
+// (git log -S kStageWritesBelowPieceBytes).
 constexpr std::int64_t kStageWritesBelowPieceBytes = 65536;
 constexpr std::int64_t kStageReadsBelowPieceBytes = 512;
 

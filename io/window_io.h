@@ -27,7 +27,7 @@
 // while no one else may write its extent: it holds the file's SieveLock
 // over it (io/sieve_lock.h) unless its caller keeps writers out otherwise;
 // other collective operations' data phases keep out of its extent
-// (runtime/data_phase_scheduler.h). With lock_every_write, every window
+// (runtime/engine/operation_order.h). With lock_every_write, every window
 // write holds the lock, whatever its method.
 #pragma once
 

@@ -18,7 +18,7 @@ struct WindowPiece {
   // Writes: the bytes in memory are those of a run of `reversed_unit`-byte
   // units (2, 4, 8 or 16) that go to the file with each unit's byte order
   // reversed (an aggregator converting a client's native data to external32,
-  // runtime/aggregator_conversion.h); 0: they go as they are. The piece
+  // runtime/stages/aggregator_conversion.h); 0: they go as they are. The piece
   // begins `unit_phase` bytes into its first unit, and the whole units it
   // touches lie in memory around `data` (a unit may straddle two pieces).
   std::int32_t reversed_unit = 0;

@@ -1,8 +1,8 @@
 // ProgressPort: how sync/'s algorithms wait. They never block a thread and
 // never spin on one of their own: every wait is a group of MPI requests, or
 // a poll, handed to the process's progress thread, which calls back when
-// the wait is over. The runtime's progress thread (runtime/progress.h)
-// implements this port (runtime/lock_progress.h); sync/ sits below the
+// the wait is over. The runtime's progress thread (runtime/engine/progress.h)
+// implements this port (runtime/engine/lock_progress.h); sync/ sits below the
 // runtime and cannot name it.
 #pragma once
 

@@ -20,7 +20,7 @@
 #include "api/mpiio/serve.h"
 #include "flowio/error.h"
 #include "flowio/file.h"
-#include "runtime/collective_error.h"
+#include "runtime/engine/collective_error.h"
 #include "runtime/core/datatype_checks.h"
 
 namespace flowio::mpiio {

@@ -11,7 +11,7 @@
 #include "api/mpiio/layer_file.h"
 #include "api/mpiio/requests.h"
 #include "api/mpiio/shared_pointer.h"
-#include "runtime/engine.h"
+#include "runtime/engine/engine.h"
 
 using namespace flowio::mpiio;
 

@@ -15,7 +15,7 @@ namespace flowio::testing {
 namespace {
 
 // Operations in a crowd: more than the 256 operations whose message tags a
-// file tells apart (runtime/message_tags.h), all in flight at once.
+// file tells apart (runtime/engine/message_tags.h), all in flight at once.
 constexpr int kCrowd = 300;
 
 std::int64_t type_size(MPI_Datatype type) {
@@ -419,7 +419,7 @@ void make_case(std::mt19937_64& shared, std::mt19937_64& rng, std::uint64_t case
     group.through_pointer = one_in(shared, 3);
     group.nonblocking = !one_in(shared, 3);
     // Now and then a crowd: more small operations in flight at once than
-    // message tags tell apart (runtime/message_tags.h).
+    // message tags tell apart (runtime/engine/message_tags.h).
     const bool crowd = group.nonblocking && !group.through_pointer && one_in(shared, 60);
     const int operations = crowd               ? kCrowd
                            : group.nonblocking ? pick(shared, 1, 3)

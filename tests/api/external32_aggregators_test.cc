@@ -1,5 +1,5 @@
 // Collective external32 writes whose aggregators convert the clients'
-// native bytes (runtime/aggregator_conversion.h), and the cases that
+// native bytes (runtime/stages/aggregator_conversion.h), and the cases that
 // fall back to the clients converting: the file must hold the standard's
 // encoding (big-endian, here every element a double or an int) either
 // way, and the data must read back. Which side converted shows in the

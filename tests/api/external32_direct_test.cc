@@ -1,7 +1,7 @@
 // Direct collective external32 writes and reads with noncontiguous memory
 // (ncio's nc-c case: each rank accesses its own part of the file itself),
 // which reverse the units of the data in the gather into the staging
-// chunk, or in the scatter out of it (runtime/direct_stages.cc,
+// chunk, or in the scatter out of it (runtime/stages/direct_stage.cc,
 // exchange/stream_pack.h). The file must hold the standard's encoding
 // (MPI 4.1, 14.5.2: big-endian, complex types as two parts), encoded here
 // independently of flowio, for every unit size, for parts of several
@@ -260,7 +260,7 @@ TEST_CASE("Api.External32Direct.ReadStopsAtWholeElements") {
 
 // A rewrite of contiguous memory over the same contiguous part of the
 // file goes through the kept mapping, reversed straight into the file's
-// pages (runtime/direct_stages.cc, write_reversed_in_place): the file must
+// pages (runtime/stages/direct_stage.cc, write_reversed_in_place): the file must
 // hold the second write's data, encoded, and nothing of the first.
 TEST_CASE("Api.External32Direct.ContiguousRewriteInPlace") {
   const int rank = world_rank(), ranks = world_size();
@@ -311,7 +311,7 @@ TEST_CASE("Api.External32Direct.ContiguousRewriteInPlace") {
 // (romio_cb_write=disable) or gathered into aggregators' windows
 // (romio_cb_write=enable): from the second
 // rewrite on they are reversed straight into the file's pages
-// (runtime/direct_stages.cc, write_reversed_in_place; io/window_io.cc,
+// (runtime/stages/direct_stage.cc, write_reversed_in_place; io/window_io.cc,
 // fill_window_in_place). The file must hold the last write's data,
 // encoded, and nothing of the earlier ones.
 TEST_CASE("Api.External32Direct.BlocksRewriteInPlace") {

@@ -1,6 +1,6 @@
 // Blocking collective calls whose parts go direct are settled by the
-// processes' announcements alone (runtime/direct_call.cc, run_settled):
-// each process moves its own bytes first and announces the outcome. These
+// processes' announcements alone (runtime/stages/offsets_stage.cc): each
+// process moves its own bytes at the call and announces the outcome. These
 // tests hold the two ways out of that path: a failure on one process
 // reaches every process, and a process that does not go direct makes the
 // others' calls continue as operations (the data still right). Run on 1, 2

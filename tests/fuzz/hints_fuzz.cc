@@ -1,4 +1,4 @@
-// Fuzz target: hint parsing (runtime/collective_settings.h). The fuzzer's
+// Fuzz target: hint parsing (runtime/plan/collective_settings.h). The fuzzer's
 // bytes make a set of hints (flowio's own keys and ROMIO's, with any
 // values: numbers of every size and sign, words, garbage), a communicator
 // size and a direction. from_hints must either refuse them with
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "flowio/error.h"
-#include "runtime/collective_settings.h"
+#include "runtime/plan/collective_settings.h"
 #include "runtime/core/realm_policy.h"
 #include "tests/fuzz/fuzz_input.h"
 

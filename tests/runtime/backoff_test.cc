@@ -1,6 +1,6 @@
 // The back-off of waiting threads: none at first, then growing with the
 // wait, capped.
-#include "runtime/backoff.h"
+#include "runtime/engine/backoff.h"
 
 #include <doctest/doctest.h>
 

@@ -1,6 +1,6 @@
 // ByteBuffer: large buffers come back from the process's two-phase pool
 // with their pages still mapped, small ones are plain allocations.
-#include "runtime/byte_buffer.h"
+#include "runtime/stages/byte_buffer.h"
 
 #include <doctest/doctest.h>
 

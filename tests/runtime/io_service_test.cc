@@ -2,7 +2,7 @@
 // through the progress thread (which wakes on the ring's eventfd), every
 // byte lands where it belongs, the idle pair costs (almost) no CPU, and
 // with FLOWIO_IO_BACKEND=posix there is no ring at all.
-#include "runtime/io_service.h"
+#include "runtime/engine/io_service.h"
 
 #include <doctest/doctest.h>
 #include <fcntl.h>
@@ -18,7 +18,7 @@
 
 #include "io/file_descriptor.h"
 #include "io/uring_backend.h"
-#include "runtime/progress.h"
+#include "runtime/engine/progress.h"
 
 using flowio::io::IoRequest;
 using flowio::runtime::IoService;

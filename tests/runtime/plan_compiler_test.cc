@@ -1,6 +1,6 @@
 // The plan compiler alone: the order of a client's messages to its
 // aggregators, and that they carry its whole access once.
-#include "runtime/plan_compiler.h"
+#include "runtime/plan/plan_compiler.h"
 
 #include <doctest/doctest.h>
 

@@ -2,7 +2,7 @@
 // back when a watched descriptor becomes readable, stops calling after
 // forget_descriptor, and uses (almost) no CPU while idle or while waiting
 // for a request that takes long.
-#include "runtime/progress.h"
+#include "runtime/engine/progress.h"
 
 #include <doctest/doctest.h>
 #include <mpi.h>

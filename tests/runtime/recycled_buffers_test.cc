@@ -1,6 +1,6 @@
 // Buffers kept for reuse: handed out again while their pages are still
 // mapped, within the byte budget, oldest dropped first.
-#include "runtime/recycled_buffers.h"
+#include "runtime/stages/recycled_buffers.h"
 
 #include <doctest/doctest.h>
 
@@ -9,7 +9,7 @@
 #include <utility>
 #include <vector>
 
-#include "runtime/collective_stages.h"
+#include "runtime/engine/pipelines.h"
 
 using flowio::runtime::RecycledBuffers;
 

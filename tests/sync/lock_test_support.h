@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/engine.h"
-#include "runtime/lock_progress.h"
+#include "runtime/engine/engine.h"
+#include "runtime/engine/lock_progress.h"
 #include "sync/lock.h"
 #include "sync/lock_settings.h"
 #include "tests/support/world.h"

@@ -1,0 +1,76 @@
+#include "runtime/engine/inline_graph_runner.h"
+
+#include <time.h>
+
+#include "runtime/engine/backoff.h"
+#include "runtime/engine/clock.h"
+#include "runtime/engine/collective_call.h"
+
+namespace flowio::runtime {
+
+void InlineGraphRunner::enqueue(PipelineKind kind, CollectiveCall& call, std::size_t items) {
+  Chain& chain = chains_[static_cast<std::size_t>(kind)];
+  for (std::size_t item = 0; item < items; ++item) chain.waiting.push_back(Token{&call, item});
+  admit(kind);
+}
+
+void InlineGraphRunner::admit(PipelineKind kind) {
+  Chain& chain = chains_[static_cast<std::size_t>(kind)];
+  while (!chain.waiting.empty()) {
+    const Token token = chain.waiting.front();
+    const CollectiveSettings& settings = *token.call->operation().request().settings;
+    const std::size_t limit = pipeline_limit(kind, settings.buffers_in_flight,
+                                             static_cast<int>(settings.aggregator_ranks.size()));
+    // Serial pipelines need nothing more: one thread runs every stage, and
+    // stages that may go on queue up in the order they were let.
+    if (limit > 0 && chain.inside >= limit) return;
+    chain.waiting.pop_front();
+    ++chain.inside;
+    ready_.push_back(Step{kind, 0, token});
+  }
+}
+
+void InlineGraphRunner::run(const Step& step) {
+  const Pipeline& definition = pipeline(step.kind);
+  if (step.stage == definition.stages.size()) {
+    --chains_[static_cast<std::size_t>(step.kind)].inside;
+    admit(step.kind);
+    definition.leave(*step.token.call);
+    return;
+  }
+  std::size_t slot = parked_.size();
+  if (free_slots_.empty()) {
+    parked_.push_back(Step{step.kind, step.stage + 1, step.token});
+  } else {
+    slot = free_slots_.back();
+    free_slots_.pop_back();
+    parked_[slot] = Step{step.kind, step.stage + 1, step.token};
+  }
+  definition.stages[step.stage](step.token.call->operation(), step.token.item, [this, slot] {
+    ready_.push_back(parked_[slot]);
+    free_slots_.push_back(slot);
+  });
+}
+
+void InlineGraphRunner::drive(const std::function<bool()>& done) {
+  std::int64_t quiet_since = now_ns();
+  while (!done()) {
+    if (!ready_.empty()) {
+      const Step next = ready_.front();
+      ready_.pop_front();
+      run(next);
+      continue;
+    }
+    if (executor_.test()) {
+      quiet_since = now_ns();
+      continue;
+    }
+    const std::int64_t pause_ns = Backoff::pause_ns(now_ns() - quiet_since);
+    if (pause_ns > 0) {
+      timespec pause{0, pause_ns};
+      ::nanosleep(&pause, nullptr);
+    }
+  }
+}
+
+}  // namespace flowio::runtime

@@ -1,0 +1,62 @@
+// InlineGraphRunner: a blocking collective call alone on its file, run
+// through the same pipelines (pipelines.h) on the caller's thread.
+// Stages that wait leave their requests with an InlineExecutor; when no
+// stage can run, the caller tests those requests (with the back-off of
+// backoff.h) and the items they release go on. Nothing is handed to
+// another thread, so a small call costs its stages and its messages only.
+//
+// Items pass their pipelines within the same limits as in the background,
+// and every wait is nonblocking, so a process never sits in one stage
+// while its partners wait for its next message.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <vector>
+
+#include "runtime/engine/executors.h"
+#include "runtime/engine/graph_runner.h"
+
+namespace flowio::runtime {
+
+// Used by one thread at a time (the file's caller).
+class InlineGraphRunner final : public GraphRunner {
+ public:
+  void enqueue(PipelineKind kind, CollectiveCall& call, std::size_t items) override;
+  Executor& executor() override { return executor_; }
+
+  // Runs stages until `done()` is true.
+  void drive(const std::function<bool()>& done);
+
+ private:
+  struct Token {
+    CollectiveCall* call = nullptr;
+    std::size_t item = 0;
+  };
+  struct Chain {
+    std::deque<Token> waiting;  // not yet admitted
+    std::size_t inside = 0;     // admitted, not yet left
+  };
+  // An item about to run stage `stage` of pipeline `kind`.
+  struct Step {
+    PipelineKind kind;
+    std::size_t stage;
+    Token token;
+  };
+
+  // Lets waiting items of `kind` in, within its limit.
+  void admit(PipelineKind kind);
+  void run(const Step& step);
+
+  std::array<Chain, static_cast<std::size_t>(PipelineKind::count)> chains_;
+  std::deque<Step> ready_;  // steps whose items may go on
+  // Steps whose stage waits: a stage's `next` names its slot, which keeps
+  // the callback small enough to need no allocation.
+  std::vector<Step> parked_;
+  std::vector<std::size_t> free_slots_;
+  InlineExecutor executor_;
+};
+
+}  // namespace flowio::runtime
