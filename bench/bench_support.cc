@@ -17,6 +17,7 @@
 
 #include "flowio/error.h"
 #include "flowio/file.h"
+#include "runtime/core/hash.h"
 #include "tests/support/world.h"
 
 namespace bench {
@@ -42,13 +43,6 @@ std::int64_t file_size(const std::string& path) {
 }
 
 }  // namespace
-
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 Options::Options(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
@@ -310,7 +304,7 @@ std::vector<std::byte> pattern(int rank, std::int64_t bytes) {
   std::vector<std::byte> stream(static_cast<std::size_t>(bytes));
   const std::uint64_t base = static_cast<std::uint64_t>(rank) << 40;
   for (std::int64_t offset = 0; offset < bytes; offset += 8) {
-    const std::uint64_t word = mix(base + static_cast<std::uint64_t>(offset / 8));
+    const std::uint64_t word = flowio::core::mix64(base + static_cast<std::uint64_t>(offset / 8));
     std::memcpy(stream.data() + offset, &word,
                 static_cast<std::size_t>(std::min<std::int64_t>(8, bytes - offset)));
   }

@@ -132,10 +132,6 @@ double time_collective(const std::function<void()>& operation);
 // of this rank's matches it.
 std::vector<std::byte> pattern(int rank, std::int64_t bytes);
 
-// splitmix64's finalizer: a hash of `x` with no visible pattern, so that
-// neighbouring inputs give unrelated words.
-std::uint64_t mix(std::uint64_t x);
-
 // A buffer for `count` copies of `memtype` (lower bound 0) holding
 // `stream` where the type has data, kGapByte in its gaps: what a write
 // sends and what a read must produce.

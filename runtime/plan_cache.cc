@@ -2,16 +2,14 @@
 
 #include <algorithm>
 
+#include "runtime/core/hash.h"
+
 namespace flowio::runtime {
 
+// Each key is mixed into the hash a word at a time: order matters, as it
+// should.
 std::uint64_t PlanCache::mix(std::uint64_t combined, std::uint64_t key) noexcept {
-  // Each key mixed into the hash a word at a time by splitmix64's
-  // finalizer (a bijection of 64 bits in which every input bit reaches
-  // every output bit): order matters, as it should.
-  std::uint64_t hash = (combined ^ key) + 0x9e3779b97f4a7c15ull;
-  hash = (hash ^ (hash >> 30)) * 0xbf58476d1ce4e5b9ull;
-  hash = (hash ^ (hash >> 27)) * 0x94d049bb133111ebull;
-  return hash ^ (hash >> 31);
+  return core::hash_combine(combined, key);
 }
 
 std::uint64_t PlanCache::combine(std::span<const std::uint64_t> keys) noexcept {
