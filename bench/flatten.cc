@@ -17,6 +17,7 @@
 #include <mpi.h>
 #include <sys/resource.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
@@ -465,14 +466,9 @@ void run(bool quick) {
 
 int main(int argc, char** argv) {
   bool quick = false;
-  for (int i = 1; i < argc; ++i) {
-    if (std::string_view(argv[i]) == "--quick") {
-      quick = true;
-    } else {
-      std::fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
-      return 2;
-    }
-  }
+  CLI::App app("The runtime core's flattened datatypes against MPICH's.", "flatten");
+  app.add_flag("--quick", quick, "fewer and smaller cases");
+  CLI11_PARSE(app, argc, argv);
   int provided = 0;
   if (MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
     std::fprintf(stderr, "bench/flatten: MPI_Init_thread failed\n");

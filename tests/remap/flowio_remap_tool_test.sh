@@ -26,7 +26,7 @@ run 4 "$tool_case" check "$dir"
 status=0
 run 1 "$flowio_remap" --input="$dir/input" --views="$dir/views" 2> "$dir/usage" || status=$?
 [ "$status" -eq 2 ] || { echo "missing --output: exit $status, expected 2"; exit 1; }
-grep -q "usage:" "$dir/usage"
+grep -q -- "--output is required" "$dir/usage"
 status=0
 run 2 "$flowio_remap" --input="$dir/absent" --views="$dir/views" --output="$dir/second" \
   2> "$dir/missing" || status=$?
