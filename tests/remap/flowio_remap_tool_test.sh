@@ -8,12 +8,8 @@
 set -euo pipefail
 tool_case=$(realpath "$1")
 flowio_remap=$(realpath "$2")
-if [ -n "${TEST_SRCDIR:-}" ]; then
-  support="$TEST_SRCDIR/${TEST_WORKSPACE:-flowio}/tests/support"
-else
-  support="$(dirname "$(realpath "$0")")/../support"
-fi
-source "$support/mpi_runner_setup.sh"
+# From the runfiles under Bazel, from the source tree otherwise.
+source "$(dirname "$0")/../support/mpi_runner_setup.sh"
 dir=$(mktemp -d "${TEST_TMPDIR:-/tmp}/remap_tool.XXXXXX")
 run() { "${mpi_launcher[@]}" -n "$1" "${env_args[@]}" "${@:2}"; }
 
