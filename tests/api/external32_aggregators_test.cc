@@ -25,13 +25,8 @@
 
 namespace {
 
-using flowio::testing::read_whole_file;
-
+using namespace flowio::testing;
 using Bytes = std::vector<unsigned char>;
-
-using flowio::testing::with_hint;
-using flowio::testing::world_rank;
-using flowio::testing::world_size;
 
 // One rank's part of a case: `count` elements of `type` (a double or an
 // int, `size` bytes), their stream in the file laid into `blocks` (byte

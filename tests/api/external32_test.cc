@@ -24,12 +24,8 @@
 
 namespace {
 
-using flowio::testing::read_whole_file;
-
+using namespace flowio::testing;
 using Bytes = std::vector<unsigned char>;
-
-using flowio::testing::world_rank;
-using flowio::testing::world_size;
 
 enum class Kind { integer, floating, long_double };
 

@@ -13,22 +13,14 @@
 #include <vector>
 
 #include "flowio/flowio.h"
+#include "tests/api/interleaved_view.h"
 #include "tests/api/test_paths.h"
+#include "tests/support/world.h"
 
 namespace {
 
+using namespace flowio::testing;
 using nlohmann::json;
-
-// A filetype of `bytes` bytes every `bytes * ranks`: ranks interleave
-// pieces of that size, so collective calls go through two-phase I/O.
-MPI_Datatype interleaved_tile(int bytes, int ranks) {
-  MPI_Datatype piece, tile;
-  MPI_Type_contiguous(bytes, MPI_BYTE, &piece);
-  MPI_Type_create_resized(piece, 0, static_cast<MPI_Aint>(bytes) * ranks, &tile);
-  MPI_Type_commit(&tile);
-  MPI_Type_free(&piece);
-  return tile;
-}
 
 // Points FLOWIO_TRACE at this test's trace file, before any flowio call
 // (flowio reads it once, at the first trace event), and returns its path.
@@ -65,24 +57,21 @@ std::size_t count_events(const std::vector<json>& events, const json& wanted) {
 
 // Every rank's spans and every stage's track reach rank 0's file.
 TEST_CASE("Api.Trace.EveryRankAndStage") {
-  int rank = 0, ranks = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const int rank = world_rank(), ranks = world_size();
   const std::string trace = start_trace();
 
   // Ranks interleave 8-byte pieces, so the write goes through two-phase
   // I/O; 4 KiB windows make several iterations.
   constexpr int kPieces = 2048;
-  MPI_Datatype tile = interleaved_tile(8, ranks);
+  const InterleavedView view(8);
   std::vector<char> data(8 * kPieces, static_cast<char>('a' + rank));
   flowio::File file =
       flowio::File::open(MPI_COMM_WORLD, flowio::testing::scratch_path(MPI_COMM_WORLD, "trace.dat"),
                          flowio::Mode::create | flowio::Mode::wronly,
                          {{"cb_buffer_size", "4096"}, {"romio_cb_write", "enable"}});
-  file.set_view(8 * rank, MPI_BYTE, tile);
+  view.apply(file);
   CHECK(file.write_all(data.data(), static_cast<MPI_Count>(data.size()), MPI_BYTE) == data.size());
   file.close();
-  MPI_Type_free(&tile);
 
   if (rank != 0) return;
   const std::vector<json> events = trace_events(trace);
@@ -106,13 +95,11 @@ TEST_CASE("Api.Trace.EveryRankAndStage") {
 // (client compress, aggregator decompress) and of the read (aggregator
 // compress, client decompress) is "lzo", with fewer wire bytes.
 TEST_CASE("Api.Trace.CompressionSpansSayWhatWentOnTheWire") {
-  int rank = 0, ranks = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const int rank = world_rank(), ranks = world_size();
   const std::string trace = start_trace();
 
   constexpr int kPieces = 8192;
-  MPI_Datatype tile = interleaved_tile(64, ranks);
+  const InterleavedView view(64);
   std::vector<char> data(64 * kPieces, 0);
   flowio::File file = flowio::File::open(
       MPI_COMM_WORLD, flowio::testing::scratch_path(MPI_COMM_WORLD, "trace_compressed.dat"),
@@ -123,12 +110,11 @@ TEST_CASE("Api.Trace.CompressionSpansSayWhatWentOnTheWire") {
        {"flowio_exchange", "point_to_point"},
        {"flowio_compress", "on"},
        {"flowio_compress_min_bytes", "1024"}});
-  file.set_view(64 * rank, MPI_BYTE, tile);
+  view.apply(file);
   CHECK(file.write_all(data.data(), static_cast<MPI_Count>(data.size()), MPI_BYTE) == data.size());
   CHECK(file.read_at_all(0, data.data(), static_cast<MPI_Count>(data.size()), MPI_BYTE) ==
         data.size());
   file.close();
-  MPI_Type_free(&tile);
 
   if (rank != 0 || ranks == 1) return;  // one process exchanges nothing
   const std::vector<json> events = trace_events(trace);
@@ -151,9 +137,7 @@ TEST_CASE("Api.Trace.CompressionSpansSayWhatWentOnTheWire") {
 // quote, a backslash, a tab) still give a valid document, in which they
 // read back exactly.
 TEST_CASE("Api.Trace.AnyFileNameAndHintIsValidJson") {
-  int rank = 0, ranks = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const int rank = world_rank(), ranks = world_size();
   const std::string trace = start_trace();
 
   const std::string path = flowio::testing::fresh_path("a\"b\\c.dat");
