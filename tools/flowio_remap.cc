@@ -71,40 +71,45 @@ int parse(int argc, char** argv, int rank, Arguments& out) {
   return -1;
 }
 
+// Translates as `arguments` say, printing the report on rank 0; returns
+// the exit status (1 when the translation fails, after saying why).
+int translate(const Arguments& arguments, int rank) {
+  try {
+    const flowio::ConsumerViews views = flowio::ConsumerViews::load(arguments.views);
+    const flowio::RemapReport report = flowio::remap_file(MPI_COMM_WORLD, arguments.input, views,
+                                                          arguments.output, arguments.hints);
+    int ranks = 1;
+    MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+    if (rank == 0) {
+      const double rate = report.seconds > 0 ? report.source_bytes / report.seconds : 0;
+      std::printf(
+          "tool=flowio_remap ranks=%d consumers=%zu source_bytes=%lld object_file_bytes=%lld "
+          "index_bytes=%lld extra_bytes=%lld bytes_read=%lld bytes_written=%lld seconds=%.4f "
+          "gib_per_s=%.3f\n",
+          ranks, views.size(), static_cast<long long>(report.source_bytes),
+          static_cast<long long>(report.object_file_bytes),
+          static_cast<long long>(report.index_bytes),
+          static_cast<long long>(report.object_file_bytes - report.source_bytes),
+          static_cast<long long>(report.bytes_read), static_cast<long long>(report.bytes_written),
+          report.seconds, rate / (1024.0 * 1024.0 * 1024.0));
+    }
+    return 0;
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "flowio_remap: rank %d: %s\n", rank, error.what());
+    return 1;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  int rank = 0, ranks = 1;
+  int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   Arguments arguments;
   int status = parse(argc, argv, rank, arguments);
-  if (status < 0) {
-    status = 0;
-    try {
-      const flowio::ConsumerViews views = flowio::ConsumerViews::load(arguments.views);
-      const flowio::RemapReport report = flowio::remap_file(MPI_COMM_WORLD, arguments.input, views,
-                                                            arguments.output, arguments.hints);
-      if (rank == 0) {
-        const double rate = report.seconds > 0 ? report.source_bytes / report.seconds : 0;
-        std::printf(
-            "tool=flowio_remap ranks=%d consumers=%zu source_bytes=%lld object_file_bytes=%lld "
-            "index_bytes=%lld extra_bytes=%lld bytes_read=%lld bytes_written=%lld seconds=%.4f "
-            "gib_per_s=%.3f\n",
-            ranks, views.size(), static_cast<long long>(report.source_bytes),
-            static_cast<long long>(report.object_file_bytes),
-            static_cast<long long>(report.index_bytes),
-            static_cast<long long>(report.object_file_bytes - report.source_bytes),
-            static_cast<long long>(report.bytes_read), static_cast<long long>(report.bytes_written),
-            report.seconds, rate / (1024.0 * 1024.0 * 1024.0));
-      }
-    } catch (const std::exception& error) {
-      std::fprintf(stderr, "flowio_remap: rank %d: %s\n", rank, error.what());
-      status = 1;
-    }
-  }
+  if (status < 0) status = translate(arguments, rank);
   MPI_Finalize();
   return status;
 }
