@@ -41,11 +41,7 @@
 namespace {
 
 using flowio::check_mpi;
-using flowio::core::FlatBlock;
-using flowio::core::FlatNode;
-using flowio::core::FlatType;
-using flowio::core::Piece;
-using flowio::core::PieceCursor;
+using namespace flowio::core;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kBatchPieces = 4096;
@@ -347,14 +343,16 @@ void print_results(const std::vector<Case>& cases, const std::vector<Result>& re
                 r.create_commit_ns);
     if (r.packed) {
       std::printf(
-          " mpich_pack_bytes_per_s=%.4g flowio_gather_bytes_per_s=%.4g gather_over_pack=%.3f",
+          " mpich_pack_bytes_per_s=%.4g flowio_gather_bytes_per_s=%.4g "
+          "gather_over_pack=%.3f",
           r.pack_bytes_per_s, r.gather_bytes_per_s, r.gather_bytes_per_s / r.pack_bytes_per_s);
     }
     std::printf("\n");
   }
 
   std::printf(
-      "\nflowio core data model (one process; flatten median of %d, iterate median of %d"
+      "\nflowio core data model (one process; flatten median of %d, "
+      "iterate median of %d"
       " for 10^6 and one run for 10^8, seek median of %d x %d)\n",
       kFlattenRepetitions, kSmallRepetitions, kSmallRepetitions, kSeeks);
   std::printf("%-14s %11s %10s %6s %8s %11s %9s %12s %8s\n", "case", "pieces", "flatten", "nodes",
@@ -389,7 +387,8 @@ void print_results(const std::vector<Case>& cases, const std::vector<Result>& re
   }
 
   std::printf(
-      "\nflowio vs MPICH, same run (MPICH has no flatten: its type creation and commit, and"
+      "\nflowio vs MPICH, same run (MPICH has no flatten: its type creation "
+      "and commit, and"
       " MPI_Pack against a memcpy gather over the pieces, for context)\n");
   std::printf("%-14s %11s %11s %11s %14s %14s %7s\n", "case", "flowio", "MPICH", "MPICH", "MPICH",
               "flowio", "gather/");
