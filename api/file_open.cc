@@ -208,6 +208,7 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
   if (mapped_io && !direct_io) impl->mapped_layer->attach(impl->mapping.get());
   if (has(mode, Mode::append)) impl->pointer = impl->fd.size();
   if (direct_io) impl->open_direct();
+  runtime::Trace::process().record_open(impl->rank, path, impl->hints);
   return File(std::move(impl));
 }
 

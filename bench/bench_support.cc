@@ -2,6 +2,8 @@
 
 #include <sched.h>
 
+#include <CLI/CLI.hpp>
+
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -11,12 +13,14 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
 
 #include "flowio/error.h"
 #include "flowio/file.h"
+#include "runtime/core/hash.h"
 #include "tests/support/world.h"
 
 namespace bench {
@@ -35,6 +39,29 @@ bool all_ranks(bool ok) {
   return all == 1;
 }
 
+// The items of "a,b,c"; empty items are dropped.
+std::vector<std::string> comma_separated(const std::string& text) {
+  std::vector<std::string> items;
+  std::stringstream in(text);
+  for (std::string item; std::getline(in, item, ',');) {
+    if (!item.empty()) items.push_back(item);
+  }
+  return items;
+}
+
+// A value of comma-separated integers, at least one.
+CLI::Validator integer_list() {
+  return CLI::Validator(
+      [](const std::string& value) {
+        const std::vector<std::string> items = comma_separated(value);
+        for (std::string item : items) {
+          if (!CLI::TypeValidator<std::int64_t>()(item).empty()) return "not an integer: " + item;
+        }
+        return items.empty() ? std::string("an empty list") : std::string();
+      },
+      "INTEGER,...");
+}
+
 std::int64_t file_size(const std::string& path) {
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0) flowio::throw_errno(errno, "stat " + path);
@@ -43,74 +70,77 @@ std::int64_t file_size(const std::string& path) {
 
 }  // namespace
 
-std::uint64_t mix(std::uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
+struct Options::Parser {
+  explicit Parser(const std::string& program) : app("", program) {}
+
+  CLI::App app;
+  std::vector<std::string> arguments;         // in the reversed order CLI::App::parse reads
+  std::map<std::string, std::string> values;  // bound to app's options: nodes never move
+  bool help = false;
+
+  void read_arguments() {
+    std::vector<std::string> copy = arguments;  // parse() consumes what it reads
+    app.parse(copy);
+  }
+};
+
+Options::Options(int argc, char** argv)
+    : parser_(std::make_unique<Parser>(std::filesystem::path(argv[0]).filename())) {
+  for (int i = argc - 1; i > 0; --i) parser_->arguments.push_back(argv[i]);
+  // Until finish(), arguments of keys not declared yet are expected, and
+  // --help waits for every key.
+  parser_->app.allow_extras();
+  parser_->app.set_help_flag();
+  parser_->app.add_flag("--help", parser_->help, "list the options and exit");
 }
 
-Options::Options(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string argument = argv[i];
-    const std::size_t equals = argument.find('=');
-    if (argument.rfind("--", 0) != 0 || equals == std::string::npos) {
-      throw std::invalid_argument("expected --key=value, got '" + argument + "'");
-    }
-    values_[argument.substr(2, equals - 2)] = argument.substr(equals + 1);
+Options::~Options() = default;
+
+std::string Options::value_of(const std::string& key, const std::string& fallback, Form form,
+                              const std::vector<std::string>& allowed) {
+  const std::string name = "--" + key;
+  CLI::App& app = parser_->app;
+  if (app.get_option_no_throw(name) == nullptr) {
+    CLI::Option* option = app.add_option(name, parser_->values[key])->default_str(fallback);
+    if (form == Form::integer) option->check(CLI::TypeValidator<std::int64_t>("INTEGER"));
+    if (form == Form::integers) option->check(integer_list());
+    if (form == Form::choice) option->check(CLI::IsMember(allowed));
   }
+  parser_->read_arguments();
+  return app.count(name) > 0 ? parser_->values[key] : fallback;
 }
 
 std::string Options::text(const std::string& key, const std::string& fallback) {
-  known_.insert(key);
-  const auto found = values_.find(key);
-  return found == values_.end() ? fallback : found->second;
+  return value_of(key, fallback, Form::any);
 }
 
 std::int64_t Options::integer(const std::string& key, std::int64_t fallback) {
-  const std::string value = text(key, std::to_string(fallback));
-  std::size_t used = 0;
-  const std::int64_t number = std::stoll(value, &used);
-  if (used != value.size()) throw std::invalid_argument("--" + key + " wants an integer");
-  return number;
+  return std::stoll(value_of(key, std::to_string(fallback), Form::integer));
 }
 
 std::vector<std::string> Options::list(const std::string& key, const std::string& fallback) {
-  std::vector<std::string> items;
-  std::stringstream in(text(key, fallback));
-  for (std::string item; std::getline(in, item, ',');) {
-    if (!item.empty()) items.push_back(item);
-  }
-  return items;
+  return comma_separated(value_of(key, fallback, Form::any));
 }
 
 std::vector<std::int64_t> Options::integers(const std::string& key, const std::string& fallback) {
   std::vector<std::int64_t> values;
-  for (const std::string& item : list(key, fallback)) {
-    std::size_t used = 0;
-    const std::int64_t value = std::stoll(item, &used);
-    if (used != item.size()) throw std::invalid_argument("--" + key + ": not an integer: " + item);
-    values.push_back(value);
+  for (const std::string& item : comma_separated(value_of(key, fallback, Form::integers))) {
+    values.push_back(std::stoll(item));
   }
-  if (values.empty()) throw std::invalid_argument("--" + key + ": empty list");
   return values;
 }
 
 std::string Options::choice(const std::string& key, const std::string& fallback,
                             const std::vector<std::string>& allowed) {
-  const std::string value = text(key, fallback);
-  if (std::find(allowed.begin(), allowed.end(), value) == allowed.end()) {
-    std::string list;
-    for (const std::string& one : allowed) list += " " + one;
-    throw std::invalid_argument("--" + key + " takes one of:" + list);
-  }
-  return value;
+  return value_of(key, fallback, Form::choice, allowed);
 }
 
-void Options::finish() const {
-  for (const auto& [key, value] : values_) {
-    if (!known_.contains(key)) throw std::invalid_argument("unknown option --" + key);
-  }
+void Options::finish() {
+  parser_->app.allow_extras(false);
+  parser_->read_arguments();
+  if (!parser_->help) return;
+  if (world_rank() == 0) std::printf("%s", parser_->app.help().c_str());
+  throw HelpRequested();
 }
 
 Common::Common(Options& options)
@@ -234,6 +264,7 @@ int run_benchmark(int argc, char** argv, const std::string& name,
     Report report(name, world_size());
     body(options, report);
     report.print_table();
+  } catch (const Options::HelpRequested&) {
   } catch (const std::exception& error) {
     std::fprintf(stderr, "bench/%s: rank %d: %s\n", name.c_str(), world_rank(), error.what());
     std::fflush(stderr);
@@ -310,7 +341,7 @@ std::vector<std::byte> pattern(int rank, std::int64_t bytes) {
   std::vector<std::byte> stream(static_cast<std::size_t>(bytes));
   const std::uint64_t base = static_cast<std::uint64_t>(rank) << 40;
   for (std::int64_t offset = 0; offset < bytes; offset += 8) {
-    const std::uint64_t word = mix(base + static_cast<std::uint64_t>(offset / 8));
+    const std::uint64_t word = flowio::core::mix64(base + static_cast<std::uint64_t>(offset / 8));
     std::memcpy(stream.data() + offset, &word,
                 static_cast<std::size_t>(std::min<std::int64_t>(8, bytes - offset)));
   }

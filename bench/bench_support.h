@@ -1,5 +1,5 @@
 // What the flowio-against-MPICH benchmarks share: the program frame,
-// --key=value options, collective timing, key=value output with a closing
+// options, collective timing, key=value output with a closing
 // table, data patterns that reveal misplaced bytes, RAII handles for the
 // MPI objects the MPICH side needs, and one routine that writes and reads
 // an access with both implementations and checks the results.
@@ -14,9 +14,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <map>
-#include <set>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -27,27 +28,49 @@
 
 namespace bench {
 
-// --key=value arguments. Each accessor marks its key as known; finish()
-// rejects any argument no accessor asked for, so a misspelt flag is an
-// error rather than a silently ignored setting.
+// The benchmark's options, read with CLI11 (`--key=value` or `--key value`).
+// Each benchmark asks for its options where it uses them: every accessor
+// declares its key (with the fallback as the default, and a check of the
+// value's form) and answers from the arguments read with the keys declared
+// so far. finish(), once every key is declared, rejects any argument none
+// declared, so that a misspelt flag is an error rather than a silently
+// ignored setting, and answers --help with the list of options.
 class Options {
  public:
   Options(int argc, char** argv);
+  Options(const Options&) = delete;
+  Options& operator=(const Options&) = delete;
+  ~Options();
   std::string text(const std::string& key, const std::string& fallback);
   std::int64_t integer(const std::string& key, std::int64_t fallback);
   // A comma-separated list; empty items are dropped, so "" gives none.
   std::vector<std::string> list(const std::string& key, const std::string& fallback);
-  // A comma-separated list of integers. Throws std::invalid_argument if an
-  // item is not an integer or the list is empty.
+  // A comma-separated list of integers, not empty.
   std::vector<std::int64_t> integers(const std::string& key, const std::string& fallback);
-  // Throws std::invalid_argument unless the value is one of `allowed`.
+  // One of `allowed`.
   std::string choice(const std::string& key, const std::string& fallback,
                      const std::vector<std::string>& allowed);
-  void finish() const;
+  // Throws (a CLI::ParseError) for an argument no accessor declared, and
+  // HelpRequested (after printing the options on rank 0) for --help.
+  void finish();
+
+  struct HelpRequested : std::exception {
+    const char* what() const noexcept override { return "--help"; }
+  };
 
  private:
-  std::map<std::string, std::string> values_;
-  std::set<std::string> known_;
+  struct Parser;  // CLI11's, in bench_support.cc (its header is heavy to compile)
+
+  // What a value must be, checked by a CLI11 validator.
+  enum class Form { any, integer, integers, choice };
+
+  // Declares --key (at its first use) with the check of its `form` (a
+  // choice: one of `allowed`), reads the arguments, and returns the value
+  // given, or `fallback` when none was.
+  std::string value_of(const std::string& key, const std::string& fallback, Form form,
+                       const std::vector<std::string>& allowed = {});
+
+  std::unique_ptr<Parser> parser_;
 };
 
 // Settings every benchmark takes: --reps (default 5) and --dir (default
@@ -131,10 +154,6 @@ double time_collective(const std::function<void()>& operation);
 // of (rank, word index), so that no other rank's data and no other position
 // of this rank's matches it.
 std::vector<std::byte> pattern(int rank, std::int64_t bytes);
-
-// splitmix64's finalizer: a hash of `x` with no visible pattern, so that
-// neighbouring inputs give unrelated words.
-std::uint64_t mix(std::uint64_t x);
 
 // A buffer for `count` copies of `memtype` (lower bound 0) holding
 // `stream` where the type has data, kGapByte in its gaps: what a write

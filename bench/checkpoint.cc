@@ -38,56 +38,56 @@ std::string joined(const int values[3]) {
          std::to_string(values[2]);
 }
 
+// The benchmark, given its options (bench::run_benchmark calls it).
+void benchmark(bench::Options& options, bench::Report& report) {
+  const bench::AccessSettings settings = bench::access_settings(options);
+  const std::int64_t vars = options.integer("vars", 4);
+  const std::int64_t mib = options.integer("mib", 256);
+  const std::string grid_text = options.text("grid", "");
+  options.finish();
+  if (vars < 1 || mib < 1) throw std::invalid_argument("--vars and --mib must be positive");
+
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  int grid[3] = {0, 0, 0};
+  if (grid_text.empty()) {
+    flowio::check_mpi(MPI_Dims_create(ranks, 3, grid), "MPI_Dims_create");
+  } else if (std::sscanf(grid_text.c_str(), "%dx%dx%d", &grid[0], &grid[1], &grid[2]) != 3 ||
+             grid[0] < 1 || grid[1] < 1 || grid[2] < 1 || grid[0] * grid[1] * grid[2] != ranks) {
+    throw std::invalid_argument("--grid must be XxYxZ with X*Y*Z = " + std::to_string(ranks) +
+                                ", got " + grid_text);
+  }
+  const double cells_per_rank = mib * 1048576.0 / (8.0 * static_cast<double>(vars) * ranks);
+  const int edge = std::max(1, static_cast<int>(std::lround(std::cbrt(cells_per_rank))));
+  const int coordinates[3] = {rank / (grid[1] * grid[2]), rank / grid[2] % grid[1], rank % grid[2]};
+  int global[3], block[3], starts[3];
+  for (int d = 0; d < 3; ++d) {
+    global[d] = grid[d] * edge;
+    block[d] = edge;
+    starts[d] = coordinates[d] * edge;
+  }
+  MPI_Datatype subarray;
+  flowio::check_mpi(
+      MPI_Type_create_subarray(3, global, block, starts, MPI_ORDER_C, MPI_DOUBLE, &subarray),
+      "MPI_Type_create_subarray");
+  const bench::Datatype view(subarray);
+  const MPI_Count doubles = vars * static_cast<MPI_Count>(edge) * edge * edge;
+  const double file_mib = 8.0 * static_cast<double>(doubles) * ranks / 1048576.0;
+
+  bench::compare_access(report,
+                        bench::Fields()
+                            .add("vars", vars)
+                            .add("global", joined(global))
+                            .add("grid", joined(grid))
+                            .add("file_MiB", file_mib)
+                            .add("sync", settings.sync)
+                            .add("datarep", settings.datarep),
+                        bench::Access{0, view.get(), MPI_DOUBLE, doubles}, settings);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  return bench::run_benchmark(
-      argc, argv, "checkpoint", [](bench::Options& options, bench::Report& report) {
-        const bench::AccessSettings settings = bench::access_settings(options);
-        const std::int64_t vars = options.integer("vars", 4);
-        const std::int64_t mib = options.integer("mib", 256);
-        const std::string grid_text = options.text("grid", "");
-        options.finish();
-        if (vars < 1 || mib < 1) throw std::invalid_argument("--vars and --mib must be positive");
-
-        int rank = 0, ranks = 1;
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-        MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-        int grid[3] = {0, 0, 0};
-        if (grid_text.empty()) {
-          flowio::check_mpi(MPI_Dims_create(ranks, 3, grid), "MPI_Dims_create");
-        } else if (std::sscanf(grid_text.c_str(), "%dx%dx%d", &grid[0], &grid[1], &grid[2]) != 3 ||
-                   grid[0] < 1 || grid[1] < 1 || grid[2] < 1 ||
-                   grid[0] * grid[1] * grid[2] != ranks) {
-          throw std::invalid_argument("--grid must be XxYxZ with X*Y*Z = " + std::to_string(ranks) +
-                                      ", got " + grid_text);
-        }
-        const double cells_per_rank = mib * 1048576.0 / (8.0 * static_cast<double>(vars) * ranks);
-        const int edge = std::max(1, static_cast<int>(std::lround(std::cbrt(cells_per_rank))));
-        const int coordinates[3] = {rank / (grid[1] * grid[2]), rank / grid[2] % grid[1],
-                                    rank % grid[2]};
-        int global[3], block[3], starts[3];
-        for (int d = 0; d < 3; ++d) {
-          global[d] = grid[d] * edge;
-          block[d] = edge;
-          starts[d] = coordinates[d] * edge;
-        }
-        MPI_Datatype subarray;
-        flowio::check_mpi(
-            MPI_Type_create_subarray(3, global, block, starts, MPI_ORDER_C, MPI_DOUBLE, &subarray),
-            "MPI_Type_create_subarray");
-        const bench::Datatype view(subarray);
-        const MPI_Count doubles = vars * static_cast<MPI_Count>(edge) * edge * edge;
-        const double file_mib = 8.0 * static_cast<double>(doubles) * ranks / 1048576.0;
-
-        bench::compare_access(report,
-                              bench::Fields()
-                                  .add("vars", vars)
-                                  .add("global", joined(global))
-                                  .add("grid", joined(grid))
-                                  .add("file_MiB", file_mib)
-                                  .add("sync", settings.sync)
-                                  .add("datarep", settings.datarep),
-                              bench::Access{0, view.get(), MPI_DOUBLE, doubles}, settings);
-      });
+  return bench::run_benchmark(argc, argv, "checkpoint", benchmark);
 }

@@ -122,163 +122,159 @@ double paired_ratio(const std::vector<double>& mode, const std::vector<double>& 
   return ratios.empty() ? 0.0 : bench::median(ratios);
 }
 
-}  // namespace
+// The benchmark, given its options (bench::run_benchmark calls it).
+void benchmark(bench::Options& options, bench::Report& report) {
+  const bench::Common common(options);
+  const std::string link = options.text("link", "shm");
+  // As the engine's rule knows it (runtime/stages/file_context.cc).
+  const std::vector<bool> shares_memory = flowio::exchange::peers_sharing_memory(MPI_COMM_WORLD);
+  const std::string sweep = options.text("sweep", "zeros");
+  const std::vector<std::string> types = options.list("types", "float");
+  const std::vector<std::int64_t> loads = options.integers("loads", "500");
+  const std::vector<std::int64_t> zeros = options.integers("zeros", "0,25,50,75,100");
+  const std::vector<std::string> modes = options.list("modes", "off,on,auto");
+  const std::int64_t nodes = options.integer("nodes", 4096);
+  const std::int64_t window = options.integer("cb_buffer_size", 1048576);
+  const std::int64_t in_flight = options.integer("in_flight", 8);
+  const std::string min_bytes = std::to_string(options.integer("min_bytes", 65536));
+  const bool total = options.integer("total", 1) != 0;
+  const bool verbose = options.integer("verbose", 0) != 0;
+  options.finish();
+  for (const std::string& type : types) {
+    if (type != "int" && type != "float") throw std::invalid_argument("--types: int or float");
+  }
+  if (modes.empty()) throw std::invalid_argument("--modes: empty list");
 
-int main(int argc, char** argv) {
-  return bench::run_benchmark(
-      argc, argv, "compress", [](bench::Options& options, bench::Report& report) {
-        const bench::Common common(options);
-        const std::string link = options.text("link", "shm");
-        // As the engine's rule knows it (runtime/stages/file_context.cc).
-        const std::vector<bool> shares_memory =
-            flowio::exchange::peers_sharing_memory(MPI_COMM_WORLD);
-        const std::string sweep = options.text("sweep", "zeros");
-        const std::vector<std::string> types = options.list("types", "float");
-        const std::vector<std::int64_t> loads = options.integers("loads", "500");
-        const std::vector<std::int64_t> zeros = options.integers("zeros", "0,25,50,75,100");
-        const std::vector<std::string> modes = options.list("modes", "off,on,auto");
-        const std::int64_t nodes = options.integer("nodes", 4096);
-        const std::int64_t window = options.integer("cb_buffer_size", 1048576);
-        const std::int64_t in_flight = options.integer("in_flight", 8);
-        const std::string min_bytes = std::to_string(options.integer("min_bytes", 65536));
-        const bool total = options.integer("total", 1) != 0;
-        const bool verbose = options.integer("verbose", 0) != 0;
-        options.finish();
-        for (const std::string& type : types) {
-          if (type != "int" && type != "float")
-            throw std::invalid_argument("--types: int or float");
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  flowio::runtime::Progress progress;
+
+  for (const std::string& type : types) {
+    for (const std::int64_t load : loads) {
+      for (const std::int64_t zero_percent : zeros) {
+        MeshSettings settings;
+        settings.nodes = nodes;
+        settings.load = load;
+        settings.floating = type == "float";
+        settings.zero_percent = static_cast<int>(zero_percent);
+        const Mesh mesh(settings, ranks, window);
+        ExchangeHarness harness(mesh, static_cast<int>(in_flight), progress);
+        const bench::Fields fields =
+            bench::Fields()
+                .add("sweep", sweep)
+                .add("link", link)
+                .add("type", type)
+                .add("load", load)
+                .add("zeros", zero_percent)
+                .add("nodes", nodes)
+                .add("MiB", static_cast<double>(mesh.file_bytes()) / 1048576.0);
+
+        std::map<std::string, CompressionRule> rules;
+        std::map<std::string, CompressionStatistics> statistics;
+        std::map<std::string, std::vector<double>> seconds;
+        std::map<std::string, double> first;
+        for (const std::string& mode : modes) {
+          rules.try_emplace(
+              mode,
+              CompressionSettings::from_hints(
+                  {{"flowio_compress", mode}, {"flowio_compress_min_bytes", min_bytes}}),
+              ranks, shares_memory);
         }
-        if (modes.empty()) throw std::invalid_argument("--modes: empty list");
 
-        int rank = 0, ranks = 1;
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-        MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-        flowio::runtime::Progress progress;
-
-        for (const std::string& type : types) {
-          for (const std::int64_t load : loads) {
-            for (const std::int64_t zero_percent : zeros) {
-              MeshSettings settings;
-              settings.nodes = nodes;
-              settings.load = load;
-              settings.floating = type == "float";
-              settings.zero_percent = static_cast<int>(zero_percent);
-              const Mesh mesh(settings, ranks, window);
-              ExchangeHarness harness(mesh, static_cast<int>(in_flight), progress);
-              const bench::Fields fields =
-                  bench::Fields()
-                      .add("sweep", sweep)
-                      .add("link", link)
-                      .add("type", type)
-                      .add("load", load)
-                      .add("zeros", zero_percent)
-                      .add("nodes", nodes)
-                      .add("MiB", static_cast<double>(mesh.file_bytes()) / 1048576.0);
-
-              std::map<std::string, CompressionRule> rules;
-              std::map<std::string, CompressionStatistics> statistics;
-              std::map<std::string, std::vector<double>> seconds;
-              std::map<std::string, double> first;
-              for (const std::string& mode : modes) {
-                rules.try_emplace(
-                    mode,
-                    CompressionSettings::from_hints(
-                        {{"flowio_compress", mode}, {"flowio_compress_min_bytes", min_bytes}}),
-                    ranks, shares_memory);
-              }
-
-              const bench::ScratchFile harness_path(common.dir, "compress_harness");
-              std::optional<WholeWrites> writes;
-              if (total) writes.emplace(mesh, modes, common.dir, window);
-              for (int rep = 0; rep <= common.reps; ++rep) {
-                for (std::size_t m = 0; m < modes.size(); ++m) {
-                  const std::string& mode =
-                      modes[(m + static_cast<std::size_t>(rep)) % modes.size()];
-                  CompressionStatistics run_statistics;
-                  const double elapsed =
-                      bench::time_collective([&] { harness.run(rules.at(mode), run_statistics); });
-                  bench::verify(harness.realm_is_correct(),
-                                "exchange left wrong data in a realm, mode " + mode);
-                  if (rep == 0) {
-                    first[mode] = elapsed;
-                    continue;
-                  }
-                  seconds[mode].push_back(elapsed);
-                  flowio::exchange::add_statistics(statistics[mode], run_statistics);
-                }
-                if (writes) writes->write(rep == 0, rep);
-              }
-              if (writes) writes->close();
-
-              if (verbose) {
-                for (const std::string& mode : modes) {
-                  const auto estimates = rules.at(mode).estimates();
-                  const auto megabytes = [](const std::optional<double>& rate) {
-                    return " " + std::to_string(static_cast<long long>(rate.value_or(0) / 1e6));
-                  };
-                  std::string text =
-                      "# rank " + std::to_string(rank) + " mode " + mode + " MB/s: compress" +
-                      megabytes(estimates.compress_bytes_per_second) + " decompress" +
-                      megabytes(estimates.decompress_bytes_per_second) + "; by peer: link";
-                  for (const auto& rate : estimates.link_bytes_per_second) text += megabytes(rate);
-                  text += "; stages: raw" + megabytes(estimates.raw_stage_bytes_per_second) +
-                          " compressed" + megabytes(estimates.compressed_stage_bytes_per_second);
-                  std::fprintf(stderr, "%s\n", text.c_str());
-                }
-              }
-              const double off_seconds =
-                  seconds.count("off") != 0 ? bench::median(seconds.at("off")) : 0.0;
-              for (const std::string& mode : modes) {
-                const std::vector<double> sums = sum_over_ranks(flatten(statistics[mode]));
-                const double reps = static_cast<double>(common.reps);
-                const double exchange = bench::median(seconds.at(mode));
-                bench::Fields line = bench::Fields(fields)
-                                         .add("stage", "exchange")
-                                         .add("mode", mode)
-                                         .add("exchange_s", exchange)
-                                         .add("first_s", first.at(mode));
-                if (off_seconds > 0) {
-                  line.add("vs_off", exchange / off_seconds)
-                      .add("vs_off_paired", paired_ratio(seconds.at(mode), seconds.at("off")));
-                }
-                report.line(line.add("wire", sums[0] > 0 ? sums[1] / sums[0] : 1.0)
-                                .add("compressed", sums[5] / reps)
-                                .add("not_shrinking", sums[6] / reps)
-                                .add("too_small", sums[7] / reps)
-                                .add("unmeasured", sums[8] / reps)
-                                .add("fast_link", sums[9] / reps)
-                                .add("no_saving", sums[10] / reps)
-                                .add("no_gain", sums[11] / reps)
-                                .add("probes", sums[12] / reps)
-                                .add("compress_s", sums[2] / reps)
-                                .add("sample_s", sums[3] / reps)
-                                .add("decompress_s", sums[4] / reps));
-              }
-
-              // The harness's file: each aggregator writes its realm.
-              if (rank == 0) {
-                const int fd = ::open(harness_path.path().c_str(), O_CREAT | O_WRONLY, 0644);
-                if (fd < 0) flowio::throw_errno(errno, "open " + harness_path.path());
-                ::close(fd);
-              }
-              flowio::check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
-              const int fd = ::open(harness_path.path().c_str(), O_WRONLY);
-              if (fd < 0) flowio::throw_errno(errno, "open " + harness_path.path());
-              const ssize_t wrote = ::pwrite(fd, harness.realm().data(), harness.realm().size(),
-                                             static_cast<off_t>(harness.realm_offset()));
-              ::close(fd);
-              bench::verify(wrote == static_cast<ssize_t>(harness.realm().size()),
-                            "short write of the harness file");
-              flowio::check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
-              if (writes) {
-                writes->report(report, fields);
-                std::vector<std::string> paths = writes->paths();
-                paths.push_back(harness_path.path());
-                bench::verify(same_files(paths),
-                              "the harness's, flowio's and MPICH's files differ");
-              }
+        const bench::ScratchFile harness_path(common.dir, "compress_harness");
+        std::optional<WholeWrites> writes;
+        if (total) writes.emplace(mesh, modes, common.dir, window);
+        for (int rep = 0; rep <= common.reps; ++rep) {
+          for (std::size_t m = 0; m < modes.size(); ++m) {
+            const std::string& mode = modes[(m + static_cast<std::size_t>(rep)) % modes.size()];
+            CompressionStatistics run_statistics;
+            const double elapsed =
+                bench::time_collective([&] { harness.run(rules.at(mode), run_statistics); });
+            bench::verify(harness.realm_is_correct(),
+                          "exchange left wrong data in a realm, mode " + mode);
+            if (rep == 0) {
+              first[mode] = elapsed;
+              continue;
             }
+            seconds[mode].push_back(elapsed);
+            flowio::exchange::add_statistics(statistics[mode], run_statistics);
+          }
+          if (writes) writes->write(rep == 0, rep);
+        }
+        if (writes) writes->close();
+
+        if (verbose) {
+          for (const std::string& mode : modes) {
+            const auto estimates = rules.at(mode).estimates();
+            const auto megabytes = [](const std::optional<double>& rate) {
+              return " " + std::to_string(static_cast<long long>(rate.value_or(0) / 1e6));
+            };
+            std::string text = "# rank " + std::to_string(rank) + " mode " + mode +
+                               " MB/s: compress" + megabytes(estimates.compress_bytes_per_second) +
+                               " decompress" + megabytes(estimates.decompress_bytes_per_second) +
+                               "; by peer: link";
+            for (const auto& rate : estimates.link_bytes_per_second) text += megabytes(rate);
+            text += "; stages: raw" + megabytes(estimates.raw_stage_bytes_per_second) +
+                    " compressed" + megabytes(estimates.compressed_stage_bytes_per_second);
+            std::fprintf(stderr, "%s\n", text.c_str());
           }
         }
-      });
+        const double off_seconds =
+            seconds.count("off") != 0 ? bench::median(seconds.at("off")) : 0.0;
+        for (const std::string& mode : modes) {
+          const std::vector<double> sums = sum_over_ranks(flatten(statistics[mode]));
+          const double reps = static_cast<double>(common.reps);
+          const double exchange = bench::median(seconds.at(mode));
+          bench::Fields line = bench::Fields(fields)
+                                   .add("stage", "exchange")
+                                   .add("mode", mode)
+                                   .add("exchange_s", exchange)
+                                   .add("first_s", first.at(mode));
+          if (off_seconds > 0) {
+            line.add("vs_off", exchange / off_seconds)
+                .add("vs_off_paired", paired_ratio(seconds.at(mode), seconds.at("off")));
+          }
+          report.line(line.add("wire", sums[0] > 0 ? sums[1] / sums[0] : 1.0)
+                          .add("compressed", sums[5] / reps)
+                          .add("not_shrinking", sums[6] / reps)
+                          .add("too_small", sums[7] / reps)
+                          .add("unmeasured", sums[8] / reps)
+                          .add("fast_link", sums[9] / reps)
+                          .add("no_saving", sums[10] / reps)
+                          .add("no_gain", sums[11] / reps)
+                          .add("probes", sums[12] / reps)
+                          .add("compress_s", sums[2] / reps)
+                          .add("sample_s", sums[3] / reps)
+                          .add("decompress_s", sums[4] / reps));
+        }
+
+        // The harness's file: each aggregator writes its realm.
+        if (rank == 0) {
+          const int fd = ::open(harness_path.path().c_str(), O_CREAT | O_WRONLY, 0644);
+          if (fd < 0) flowio::throw_errno(errno, "open " + harness_path.path());
+          ::close(fd);
+        }
+        flowio::check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+        const int fd = ::open(harness_path.path().c_str(), O_WRONLY);
+        if (fd < 0) flowio::throw_errno(errno, "open " + harness_path.path());
+        const ssize_t wrote = ::pwrite(fd, harness.realm().data(), harness.realm().size(),
+                                       static_cast<off_t>(harness.realm_offset()));
+        ::close(fd);
+        bench::verify(wrote == static_cast<ssize_t>(harness.realm().size()),
+                      "short write of the harness file");
+        flowio::check_mpi(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+        if (writes) {
+          writes->report(report, fields);
+          std::vector<std::string> paths = writes->paths();
+          paths.push_back(harness_path.path());
+          bench::verify(same_files(paths), "the harness's, flowio's and MPICH's files differ");
+        }
+      }
+    }
+  }
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return bench::run_benchmark(argc, argv, "compress", benchmark); }

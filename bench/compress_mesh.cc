@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "bench/bench_support.h"
+#include "runtime/core/hash.h"
 
 namespace bench::compress {
 
@@ -39,15 +40,17 @@ const std::vector<std::int64_t>& Mesh::nodes_of(int rank) const {
 void Mesh::node_values(std::int64_t node, std::byte* out) const {
   const std::uint64_t threshold = static_cast<std::uint64_t>(settings_.zero_percent) * 10000;
   for (std::int64_t word = 0; word < settings_.load; ++word) {
-    const std::uint64_t hash = mix(settings_.seed * 0x100000001B3ull ^
-                                   static_cast<std::uint64_t>(node * settings_.load + word));
+    const std::uint64_t hash =
+        flowio::core::mix64(settings_.seed * 0x100000001B3ull ^
+                            static_cast<std::uint64_t>(node * settings_.load + word));
     const bool zero = (hash >> 40) % 1000000 < threshold;
     std::byte* at = out + word * word_bytes();
     if (settings_.floating) {
-      const double value = zero ? 0.0 : static_cast<double>(mix(hash) >> 11) * 0x1.0p-53;
+      const double value =
+          zero ? 0.0 : static_cast<double>(flowio::core::mix64(hash) >> 11) * 0x1.0p-53;
       std::memcpy(at, &value, sizeof value);
     } else {
-      const std::uint32_t value = zero ? 0 : static_cast<std::uint32_t>(mix(hash));
+      const std::uint32_t value = zero ? 0 : static_cast<std::uint32_t>(flowio::core::mix64(hash));
       std::memcpy(at, &value, sizeof value);
     }
   }

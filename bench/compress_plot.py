@@ -15,30 +15,19 @@ measured at several shares of zeros, and
 DIR/compress_loads_<link>_zeros<z>.png for every link and share of zeros
 measured at several loads (DIR: .).
 """
-import argparse
 import collections
-import pathlib
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")  # the machines have no display
-import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
+from plotting import arguments, plt, records, save
 
 MODES = {"off": "s--", "on": "^-", "auto": "o-"}
 LINK_ORDER = ["shm", "10gbit", "1gbit", "100mbit"]
 
 
-def records(lines):
-    for line in lines:
-        if line.startswith("bench=compress "):
-            yield dict(pair.split("=", 1) for pair in line.split())
-
-
 def collect(lines, sweep):
     """(link, type, load, zeros, mode) -> exchange seconds, of one sweep."""
     points = {}
-    for record in records(lines):
+    for record in records(lines, "compress"):
         if record.get("stage") != "exchange" or record.get("sweep", "zeros") != sweep:
             continue
         # The sweeps run on 4 ranks; another count is a link of its own.
@@ -88,11 +77,7 @@ def plot_zeros(points, out):
             axis.grid(True, alpha=0.3)
             axis.legend()
         figure.suptitle(f"bench/compress: exchange of the mesh, {kind} data, load {load}")
-        figure.tight_layout()
-        path = out / f"compress_zeros_{kind}_load{load}.png"
-        figure.savefig(path, dpi=100)
-        plt.close(figure)
-        paths.append(path)
+        paths.append(save(figure, out / f"compress_zeros_{kind}_load{load}.png"))
     return paths
 
 
@@ -126,32 +111,17 @@ def plot_loads(points, out):
             axis.grid(True, which="both", alpha=0.3)
             axis.legend()
         figure.suptitle(f"bench/compress: {link}, {zeros}% zeros")
-        figure.tight_layout()
-        path = out / f"compress_loads_{link}_zeros{zeros}.png"
-        figure.savefig(path, dpi=100)
-        plt.close(figure)
-        paths.append(path)
+        paths.append(save(figure, out / f"compress_loads_{link}_zeros{zeros}.png"))
     return paths
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=".", type=pathlib.Path)
-    parser.add_argument("files", nargs="*")
-    arguments = parser.parse_args()
-    lines = []
-    if arguments.files:
-        for name in arguments.files:
-            with open(name) as handle:
-                lines.extend(handle)
-    else:
-        lines = sys.stdin.readlines()
+    out, lines = arguments(__doc__.splitlines()[0])
     zeros = collect(lines, "zeros")
     loads = collect(lines, "loads")
     if not zeros and not loads:
         sys.exit("no bench=compress exchange lines found")
-    arguments.out.mkdir(parents=True, exist_ok=True)
-    for path in plot_zeros(zeros, arguments.out) + plot_loads(loads, arguments.out):
+    for path in plot_zeros(zeros, out) + plot_loads(loads, out):
         print(path)
 
 

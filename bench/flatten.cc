@@ -17,6 +17,7 @@
 #include <mpi.h>
 #include <sys/resource.h>
 
+#include <CLI/CLI.hpp>
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
@@ -40,11 +41,7 @@
 namespace {
 
 using flowio::check_mpi;
-using flowio::core::FlatBlock;
-using flowio::core::FlatNode;
-using flowio::core::FlatType;
-using flowio::core::Piece;
-using flowio::core::PieceCursor;
+using namespace flowio::core;
 using Clock = std::chrono::steady_clock;
 
 constexpr std::size_t kBatchPieces = 4096;
@@ -346,14 +343,16 @@ void print_results(const std::vector<Case>& cases, const std::vector<Result>& re
                 r.create_commit_ns);
     if (r.packed) {
       std::printf(
-          " mpich_pack_bytes_per_s=%.4g flowio_gather_bytes_per_s=%.4g gather_over_pack=%.3f",
+          " mpich_pack_bytes_per_s=%.4g flowio_gather_bytes_per_s=%.4g "
+          "gather_over_pack=%.3f",
           r.pack_bytes_per_s, r.gather_bytes_per_s, r.gather_bytes_per_s / r.pack_bytes_per_s);
     }
     std::printf("\n");
   }
 
   std::printf(
-      "\nflowio core data model (one process; flatten median of %d, iterate median of %d"
+      "\nflowio core data model (one process; flatten median of %d, "
+      "iterate median of %d"
       " for 10^6 and one run for 10^8, seek median of %d x %d)\n",
       kFlattenRepetitions, kSmallRepetitions, kSmallRepetitions, kSeeks);
   std::printf("%-14s %11s %10s %6s %8s %11s %9s %12s %8s\n", "case", "pieces", "flatten", "nodes",
@@ -388,7 +387,8 @@ void print_results(const std::vector<Case>& cases, const std::vector<Result>& re
   }
 
   std::printf(
-      "\nflowio vs MPICH, same run (MPICH has no flatten: its type creation and commit, and"
+      "\nflowio vs MPICH, same run (MPICH has no flatten: its type creation "
+      "and commit, and"
       " MPI_Pack against a memcpy gather over the pieces, for context)\n");
   std::printf("%-14s %11s %11s %11s %14s %14s %7s\n", "case", "flowio", "MPICH", "MPICH", "MPICH",
               "flowio", "gather/");
@@ -465,14 +465,9 @@ void run(bool quick) {
 
 int main(int argc, char** argv) {
   bool quick = false;
-  for (int i = 1; i < argc; ++i) {
-    if (std::string_view(argv[i]) == "--quick") {
-      quick = true;
-    } else {
-      std::fprintf(stderr, "usage: %s [--quick]\n", argv[0]);
-      return 2;
-    }
-  }
+  CLI::App app("The runtime core's flattened datatypes against MPICH's.", "flatten");
+  app.add_flag("--quick", quick, "fewer and smaller cases");
+  CLI11_PARSE(app, argc, argv);
   int provided = 0;
   if (MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided) != MPI_SUCCESS) {
     std::fprintf(stderr, "bench/flatten: MPI_Init_thread failed\n");

@@ -8,33 +8,13 @@
 # faster). From anywhere:
 #
 #   bench/hdf5.sh [ranks=2] [n=64] [chunk=16] [reps per run=3] [rounds=5]
-set -euo pipefail
-cd "$(dirname "$0")/.."
+source "$(dirname "$0")/layer_rounds.sh"
 ranks=${1:-2}
 n=${2:-64}
 chunk=${3:-16}
 reps=${4:-3}
 rounds=${5:-5}
-bazel build -c opt //bench:hdf5_io //api/mpiio:libflowio_mpiio.so >/dev/null 2>&1
-program=$(pwd)/bazel-out/k8-opt/bin/bench/hdf5_io
-layer=$(pwd)/bazel-out/k8-opt/bin/api/mpiio/libflowio_mpiio.so
-scratch=$(mktemp -d)
-trap 'rm -rf "${scratch}"' EXIT
-
-field() { sed -n "s/.* $1=\([0-9.]*\).*/\1/p"; }
-median() { sort -g | awk '{v[NR]=$1} END {print v[int((NR+1)/2)]}'; }
-
-for round in $(seq "${rounds}"); do
-  mpiexec -n "${ranks}" "${program}" "${scratch}/mpich.h5" "${n}" "${chunk}" "${reps}" \
-    >>"${scratch}/mpich.txt"
-  mpiexec -n "${ranks}" -genv LD_PRELOAD "${layer}" -genv FLOWIO_MPIIO_REPORT 1 \
-    "${program}" "${scratch}/flowio.h5" "${n}" "${chunk}" "${reps}" >>"${scratch}/flowio.txt" \
-    2>>"${scratch}/flowio.err"
-done
-grep -q "flowio-mpiio: served [1-9]" "${scratch}/flowio.err" || {
-  echo "the layer did not serve the calls" >&2
-  exit 1
-}
+layer_rounds hdf5_io "${ranks}" "${rounds}" h5 "${n}" "${chunk}" "${reps}"
 calls=$(sed -n 's/.*served \([0-9]*\) file calls.*/\1/p' "${scratch}/flowio.err" | sort -n | tail -1)
 h5diff "${scratch}/mpich.h5" "${scratch}/flowio.h5"
 echo "ranks=${ranks} n=${n} chunk=${chunk} reps=${reps} rounds=${rounds} h5diff=same" \

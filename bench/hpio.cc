@@ -15,25 +15,29 @@
 #include "bench/bench_support.h"
 #include "bench/regions.h"
 
-int main(int argc, char** argv) {
-  return bench::run_benchmark(
-      argc, argv, "hpio", [](bench::Options& options, bench::Report& report) {
-        const bench::AccessSettings settings = bench::access_settings(options);
-        std::vector<std::string> cases = {"c-nc", "nc-nc"};
-        const std::string chosen = options.choice("case", "all", {"all", "c-nc", "nc-nc"});
-        if (chosen != "all") cases = {chosen};
-        bench::RegionPattern pattern = bench::region_options(options);
-        options.finish();
+namespace {
 
-        for (const std::string& name : cases) {
-          pattern.name = name;
-          for (const auto& [description, type] : {std::pair{bench::Description::compact, "compact"},
-                                                  {bench::Description::enumerated, "enumerated"}}) {
-            const bench::RegionAccess access = bench::make_region_access(pattern, description);
-            bench::compare_access(
-                report, bench::region_fields(pattern).add("type", type).add("sync", settings.sync),
-                access.access, settings);
-          }
-        }
-      });
+// The benchmark, given its options (bench::run_benchmark calls it).
+void benchmark(bench::Options& options, bench::Report& report) {
+  const bench::AccessSettings settings = bench::access_settings(options);
+  std::vector<std::string> cases = {"c-nc", "nc-nc"};
+  const std::string chosen = options.choice("case", "all", {"all", "c-nc", "nc-nc"});
+  if (chosen != "all") cases = {chosen};
+  bench::RegionPattern pattern = bench::region_options(options);
+  options.finish();
+
+  for (const std::string& name : cases) {
+    pattern.name = name;
+    for (const auto& [description, type] : {std::pair{bench::Description::compact, "compact"},
+                                            {bench::Description::enumerated, "enumerated"}}) {
+      const bench::RegionAccess access = bench::make_region_access(pattern, description);
+      bench::compare_access(
+          report, bench::region_fields(pattern).add("type", type).add("sync", settings.sync),
+          access.access, settings);
+    }
+  }
 }
+
+}  // namespace
+
+int main(int argc, char** argv) { return bench::run_benchmark(argc, argv, "hpio", benchmark); }

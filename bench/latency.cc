@@ -326,35 +326,35 @@ void run_op(const std::string& op, const Settings& settings,
   }
 }
 
+// The benchmark, given its options (bench::run_benchmark calls it).
+void benchmark(bench::Options& options, bench::Report& report) {
+  Settings settings;
+  const bench::Common common(options);
+  settings.dir = common.dir;
+  settings.bytes = static_cast<int>(options.integer("bytes", settings.bytes));
+  settings.calls = static_cast<int>(options.integer("calls", settings.calls));
+  settings.nc_calls = static_cast<int>(options.integer("nc_calls", settings.nc_calls));
+  settings.rounds = common.reps;
+  settings.pattern = bench::region_options(options);
+  settings.pattern.regions = options.integer("regions", 65536);
+  const std::vector<std::string> ops = options.list("ops", "all");
+  settings.ops = ops == std::vector<std::string>{"all"} ? kAllOps : ops;
+  const std::vector<std::string> sides = options.list("sides", "flowio,layer,mpich");
+  options.finish();
+  if (settings.bytes < 1 || settings.calls < 1 || settings.nc_calls < 1) {
+    throw std::invalid_argument("--bytes, --calls and --nc_calls must be positive");
+  }
+  for (const std::string& op : settings.ops) {
+    if (std::find(kAllOps.begin(), kAllOps.end(), op) == kAllOps.end()) {
+      throw std::invalid_argument("unknown op " + op);
+    }
+  }
+  report.note(
+      "per-call microseconds, slowest rank, barrier before each call; slowdown = "
+      "median / MPICH's median");
+  for (const std::string& op : settings.ops) run_op(op, settings, sides, report);
+}
+
 }  // namespace
 
-int main(int argc, char** argv) {
-  return bench::run_benchmark(
-      argc, argv, "latency", [](bench::Options& options, bench::Report& report) {
-        Settings settings;
-        const bench::Common common(options);
-        settings.dir = common.dir;
-        settings.bytes = static_cast<int>(options.integer("bytes", settings.bytes));
-        settings.calls = static_cast<int>(options.integer("calls", settings.calls));
-        settings.nc_calls = static_cast<int>(options.integer("nc_calls", settings.nc_calls));
-        settings.rounds = common.reps;
-        settings.pattern = bench::region_options(options);
-        settings.pattern.regions = options.integer("regions", 65536);
-        const std::vector<std::string> ops = options.list("ops", "all");
-        settings.ops = ops == std::vector<std::string>{"all"} ? kAllOps : ops;
-        const std::vector<std::string> sides = options.list("sides", "flowio,layer,mpich");
-        options.finish();
-        if (settings.bytes < 1 || settings.calls < 1 || settings.nc_calls < 1) {
-          throw std::invalid_argument("--bytes, --calls and --nc_calls must be positive");
-        }
-        for (const std::string& op : settings.ops) {
-          if (std::find(kAllOps.begin(), kAllOps.end(), op) == kAllOps.end()) {
-            throw std::invalid_argument("unknown op " + op);
-          }
-        }
-        report.note(
-            "per-call microseconds, slowest rank, barrier before each call; slowdown = "
-            "median / MPICH's median");
-        for (const std::string& op : settings.ops) run_op(op, settings, sides, report);
-      });
-}
+int main(int argc, char** argv) { return bench::run_benchmark(argc, argv, "latency", benchmark); }

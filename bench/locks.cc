@@ -404,64 +404,61 @@ void throughput(bench::Report& report, const std::string& dir, int reps, std::in
   }
 }
 
+// The benchmark, given its options (bench::run_benchmark calls it).
+void benchmark(bench::Options& options, bench::Report& report) {
+  const bench::Common common(options);
+  const std::string test =
+      options.choice("test", "all", {"all", "latency", "contended", "cpu", "throughput"});
+  const std::vector<std::string> algorithms = options.list("locks", "hybrid,one_sided,mcs,fcntl");
+  const int latency_iterations = static_cast<int>(options.integer("latency_iterations", 1000));
+  const int iterations = static_cast<int>(options.integer("iterations", 100));
+  const std::vector<std::string> work_ms = options.list("work_ms", "0,1,10,100");
+  const double hold_seconds = static_cast<double>(options.integer("hold_ms", 2000)) * 1e-3;
+  const std::int64_t mib = options.integer("mib", 64);
+  const bool strided = options.choice("view", "contiguous", {"contiguous", "strided"}) == "strided";
+  const std::string region_choice =
+      options.choice("regions", "tiled", {"tiled", "open", "interleaved"});
+  const Regions regions = region_choice == "tiled"  ? Regions::tiled
+                          : region_choice == "open" ? Regions::open
+                                                    : Regions::interleaved;
+  const bool collective =
+      options.choice("call", "independent", {"independent", "collective"}) == "collective";
+  flowio::Hints extra_hints;
+  for (const std::string& hint : options.list("hints", "")) {
+    const std::size_t equals = hint.find('=');
+    if (equals == std::string::npos)
+      throw flowio::UsageError(flowio::ErrorCode::invalid_argument, "--hints: key=value,...");
+    extra_hints[hint.substr(0, equals)] = hint.substr(equals + 1);
+  }
+  options.finish();
+
+  bench::ScratchFile lock_file(common.dir, "locks_fcntl");
+  if (world_rank() == 0) std::fclose(std::fopen(lock_file.path().c_str(), "a"));
+  MPI_Barrier(MPI_COMM_WORLD);
+  Locks locks;
+  locks.path = lock_file.path();
+  report.note("fcntl is the lock MPICH's MPI-IO takes in atomic mode (its baseline here)");
+  if (test == "all" || test == "latency") {
+    latency(report, locks, lock_kinds(algorithms, true), common.reps, latency_iterations);
+  }
+  if (test == "all" || test == "cpu") {
+    cpu(report, locks, lock_kinds(algorithms, false), hold_seconds);
+  }
+  if (test == "all" || test == "contended") {
+    contended(report, locks, lock_kinds(algorithms, false), iterations, work_ms);
+  }
+  if (test == "all" || test == "throughput") {
+    const std::vector<LockSettings> kinds = {
+        LockSettings::from_hints({}),
+        LockSettings::from_hints({{"flowio_lock_ranges", "disable"}}),
+        LockSettings::from_hints({{"flowio_lock", "mcs"}}),
+        LockSettings::from_hints({{"flowio_lock", "fcntl"}}),
+    };
+    throughput(report, common.dir, common.reps, mib, strided, regions, collective, kinds,
+               extra_hints);
+  }
+}
+
 }  // namespace
 
-int main(int argc, char** argv) {
-  return bench::run_benchmark(
-      argc, argv, "locks", [](bench::Options& options, bench::Report& report) {
-        const bench::Common common(options);
-        const std::string test =
-            options.choice("test", "all", {"all", "latency", "contended", "cpu", "throughput"});
-        const std::vector<std::string> algorithms =
-            options.list("locks", "hybrid,one_sided,mcs,fcntl");
-        const int latency_iterations =
-            static_cast<int>(options.integer("latency_iterations", 1000));
-        const int iterations = static_cast<int>(options.integer("iterations", 100));
-        const std::vector<std::string> work_ms = options.list("work_ms", "0,1,10,100");
-        const double hold_seconds = static_cast<double>(options.integer("hold_ms", 2000)) * 1e-3;
-        const std::int64_t mib = options.integer("mib", 64);
-        const bool strided =
-            options.choice("view", "contiguous", {"contiguous", "strided"}) == "strided";
-        const std::string region_choice =
-            options.choice("regions", "tiled", {"tiled", "open", "interleaved"});
-        const Regions regions = region_choice == "tiled"  ? Regions::tiled
-                                : region_choice == "open" ? Regions::open
-                                                          : Regions::interleaved;
-        const bool collective =
-            options.choice("call", "independent", {"independent", "collective"}) == "collective";
-        flowio::Hints extra_hints;
-        for (const std::string& hint : options.list("hints", "")) {
-          const std::size_t equals = hint.find('=');
-          if (equals == std::string::npos)
-            throw flowio::UsageError(flowio::ErrorCode::invalid_argument, "--hints: key=value,...");
-          extra_hints[hint.substr(0, equals)] = hint.substr(equals + 1);
-        }
-        options.finish();
-
-        bench::ScratchFile lock_file(common.dir, "locks_fcntl");
-        if (world_rank() == 0) std::fclose(std::fopen(lock_file.path().c_str(), "a"));
-        MPI_Barrier(MPI_COMM_WORLD);
-        Locks locks;
-        locks.path = lock_file.path();
-        report.note("fcntl is the lock MPICH's MPI-IO takes in atomic mode (its baseline here)");
-        if (test == "all" || test == "latency") {
-          latency(report, locks, lock_kinds(algorithms, true), common.reps, latency_iterations);
-        }
-        if (test == "all" || test == "cpu") {
-          cpu(report, locks, lock_kinds(algorithms, false), hold_seconds);
-        }
-        if (test == "all" || test == "contended") {
-          contended(report, locks, lock_kinds(algorithms, false), iterations, work_ms);
-        }
-        if (test == "all" || test == "throughput") {
-          const std::vector<LockSettings> kinds = {
-              LockSettings::from_hints({}),
-              LockSettings::from_hints({{"flowio_lock_ranges", "disable"}}),
-              LockSettings::from_hints({{"flowio_lock", "mcs"}}),
-              LockSettings::from_hints({{"flowio_lock", "fcntl"}}),
-          };
-          throughput(report, common.dir, common.reps, mib, strided, regions, collective, kinds,
-                     extra_hints);
-        }
-      });
-}
+int main(int argc, char** argv) { return bench::run_benchmark(argc, argv, "locks", benchmark); }

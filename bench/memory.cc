@@ -68,84 +68,81 @@ bool sample_matches(const std::string& path, const std::vector<std::byte>& data,
   return true;
 }
 
+// The benchmark, given its options (bench::run_benchmark calls it).
+void benchmark(bench::Options& options, bench::Report& report) {
+  const bench::Common common(options);
+  const std::int64_t gib = options.integer("gib", 4);
+  const std::int64_t piece = options.integer("piece", 4096);
+  const std::int64_t buffer_mib = options.integer("buffer_mib", 16);
+  const std::int64_t in_flight = options.integer("in_flight", 3);
+  const std::int64_t slack_mib = options.integer("slack_mib", 64);
+  options.finish();
+  if (gib < 1 || piece < 8 || piece % 8 != 0 || buffer_mib < 1 || in_flight < 1) {
+    throw std::invalid_argument("bad --gib, --piece, --buffer_mib or --in_flight");
+  }
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const std::int64_t bytes = (gib << 30) / ranks / piece * piece;
+  const std::vector<std::byte> data = bench::pattern(rank, bytes);
+
+  MPI_Datatype block, tile;
+  MPI_Type_contiguous(static_cast<int>(piece), MPI_BYTE, &block);
+  MPI_Type_create_resized(block, 0, piece * ranks, &tile);
+  MPI_Type_free(&block);
+  const bench::Datatype filetype(tile);
+  const flowio::Hints hints = {{"cb_buffer_size", std::to_string(buffer_mib << 20)},
+                               {"flowio_buffers_in_flight", std::to_string(in_flight)}};
+  const double allowed =
+      2.0 * static_cast<double>(in_flight * buffer_mib) + static_cast<double>(slack_mib);
+  const bench::Fields fields = bench::Fields()
+                                   .add("GiB", gib)
+                                   .add("piece", piece)
+                                   .add("cb_buffer_MiB", buffer_mib)
+                                   .add("in_flight", in_flight);
+
+  const bench::ScratchFile mpich_path(common.dir, "memory_mpich");
+  double mpich_seconds = 0;
+  const double mpich_growth = peak_growth_mib([&] {
+    bench::MpiFile file(mpich_path.path(), hints);
+    MPI_File_set_view(file.get(), rank * piece, MPI_BYTE, filetype.get(), "native", MPI_INFO_NULL);
+    mpich_seconds = bench::time_collective([&] {
+      // In doubles: MPICH 4.0.2 asserts that the count fits an int.
+      MPI_File_write_all_c(file.get(), data.data(), bytes / 8, MPI_DOUBLE, MPI_STATUS_IGNORE);
+    });
+    file.close();
+  });
+
+  const bench::ScratchFile flowio_path(common.dir, "memory_flowio");
+  double flowio_seconds = 0;
+  const double flowio_growth = peak_growth_mib([&] {
+    flowio::File file = flowio::File::open(MPI_COMM_WORLD, flowio_path.path(),
+                                           flowio::Mode::create | flowio::Mode::wronly, hints);
+    file.set_view(rank * piece, MPI_BYTE, filetype.get());
+    flowio_seconds =
+        bench::time_collective([&] { file.write_all(data.data(), bytes / 8, MPI_DOUBLE); });
+    file.close();
+  });
+
+  report.line(bench::Fields()
+                  .append(fields)
+                  .add("impl", "mpich")
+                  .add("peak_growth_MiB", mpich_growth)
+                  .add("seconds", mpich_seconds));
+  report.line(bench::Fields()
+                  .append(fields)
+                  .add("impl", "flowio")
+                  .add("peak_growth_MiB", flowio_growth)
+                  .add("allowed_MiB", allowed)
+                  .add("seconds", flowio_seconds));
+  report.line(bench::Fields().append(fields).add("ratio", mpich_seconds / flowio_seconds));
+  bench::verify(sample_matches(flowio_path.path(), data, rank, ranks, piece),
+                "flowio's file does not hold the data written");
+  bench::verify(sample_matches(mpich_path.path(), data, rank, ranks, piece),
+                "MPICH's file does not hold the data written");
+  bench::verify(flowio_growth <= allowed, "flowio's peak memory grew beyond what its hints allow");
+}
+
 }  // namespace
 
-int main(int argc, char** argv) {
-  return bench::run_benchmark(
-      argc, argv, "memory", [](bench::Options& options, bench::Report& report) {
-        const bench::Common common(options);
-        const std::int64_t gib = options.integer("gib", 4);
-        const std::int64_t piece = options.integer("piece", 4096);
-        const std::int64_t buffer_mib = options.integer("buffer_mib", 16);
-        const std::int64_t in_flight = options.integer("in_flight", 3);
-        const std::int64_t slack_mib = options.integer("slack_mib", 64);
-        options.finish();
-        if (gib < 1 || piece < 8 || piece % 8 != 0 || buffer_mib < 1 || in_flight < 1) {
-          throw std::invalid_argument("bad --gib, --piece, --buffer_mib or --in_flight");
-        }
-        int rank = 0, ranks = 1;
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-        MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-        const std::int64_t bytes = (gib << 30) / ranks / piece * piece;
-        const std::vector<std::byte> data = bench::pattern(rank, bytes);
-
-        MPI_Datatype block, tile;
-        MPI_Type_contiguous(static_cast<int>(piece), MPI_BYTE, &block);
-        MPI_Type_create_resized(block, 0, piece * ranks, &tile);
-        MPI_Type_free(&block);
-        const bench::Datatype filetype(tile);
-        const flowio::Hints hints = {{"cb_buffer_size", std::to_string(buffer_mib << 20)},
-                                     {"flowio_buffers_in_flight", std::to_string(in_flight)}};
-        const double allowed =
-            2.0 * static_cast<double>(in_flight * buffer_mib) + static_cast<double>(slack_mib);
-        const bench::Fields fields = bench::Fields()
-                                         .add("GiB", gib)
-                                         .add("piece", piece)
-                                         .add("cb_buffer_MiB", buffer_mib)
-                                         .add("in_flight", in_flight);
-
-        const bench::ScratchFile mpich_path(common.dir, "memory_mpich");
-        double mpich_seconds = 0;
-        const double mpich_growth = peak_growth_mib([&] {
-          bench::MpiFile file(mpich_path.path(), hints);
-          MPI_File_set_view(file.get(), rank * piece, MPI_BYTE, filetype.get(), "native",
-                            MPI_INFO_NULL);
-          mpich_seconds = bench::time_collective([&] {
-            // In doubles: MPICH 4.0.2 asserts that the count fits an int.
-            MPI_File_write_all_c(file.get(), data.data(), bytes / 8, MPI_DOUBLE, MPI_STATUS_IGNORE);
-          });
-          file.close();
-        });
-
-        const bench::ScratchFile flowio_path(common.dir, "memory_flowio");
-        double flowio_seconds = 0;
-        const double flowio_growth = peak_growth_mib([&] {
-          flowio::File file =
-              flowio::File::open(MPI_COMM_WORLD, flowio_path.path(),
-                                 flowio::Mode::create | flowio::Mode::wronly, hints);
-          file.set_view(rank * piece, MPI_BYTE, filetype.get());
-          flowio_seconds =
-              bench::time_collective([&] { file.write_all(data.data(), bytes / 8, MPI_DOUBLE); });
-          file.close();
-        });
-
-        report.line(bench::Fields()
-                        .append(fields)
-                        .add("impl", "mpich")
-                        .add("peak_growth_MiB", mpich_growth)
-                        .add("seconds", mpich_seconds));
-        report.line(bench::Fields()
-                        .append(fields)
-                        .add("impl", "flowio")
-                        .add("peak_growth_MiB", flowio_growth)
-                        .add("allowed_MiB", allowed)
-                        .add("seconds", flowio_seconds));
-        report.line(bench::Fields().append(fields).add("ratio", mpich_seconds / flowio_seconds));
-        bench::verify(sample_matches(flowio_path.path(), data, rank, ranks, piece),
-                      "flowio's file does not hold the data written");
-        bench::verify(sample_matches(mpich_path.path(), data, rank, ranks, piece),
-                      "MPICH's file does not hold the data written");
-        bench::verify(flowio_growth <= allowed,
-                      "flowio's peak memory grew beyond what its hints allow");
-      });
-}
+int main(int argc, char** argv) { return bench::run_benchmark(argc, argv, "memory", benchmark); }

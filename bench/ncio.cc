@@ -54,35 +54,33 @@ std::vector<RegionPattern> sweep_points(const std::string& sweep, const RegionPa
   return points;
 }
 
+// The benchmark, given its options (bench::run_benchmark calls it).
+void benchmark(bench::Options& options, bench::Report& report) {
+  const bench::AccessSettings settings = bench::access_settings(options);
+  std::vector<std::string> cases = bench::region_cases();
+  const std::string chosen = options.choice("case", "all", {"all", "c-c", "nc-c", "c-nc", "nc-nc"});
+  if (chosen != "all") cases = {chosen};
+  // Converting bytes costs nothing: a datarep is measured on doubles.
+  RegionPattern base =
+      bench::region_options(options, settings.datarep == "native" ? "byte" : "double");
+  const std::string sweep = options.choice("sweep", "none", {"none", "regions", "size", "spacing"});
+  options.finish();
+
+  for (const std::string& name : cases) {
+    base.name = name;
+    for (const RegionPattern& point : sweep_points(sweep, base)) {
+      const bench::RegionAccess access =
+          bench::make_region_access(point, bench::Description::compact);
+      bench::compare_access(report,
+                            bench::region_fields(point)
+                                .add("sync", settings.sync)
+                                .add("sweep", sweep)
+                                .add("datarep", settings.datarep),
+                            access.access, settings);
+    }
+  }
+}
+
 }  // namespace
 
-int main(int argc, char** argv) {
-  return bench::run_benchmark(
-      argc, argv, "ncio", [](bench::Options& options, bench::Report& report) {
-        const bench::AccessSettings settings = bench::access_settings(options);
-        std::vector<std::string> cases = bench::region_cases();
-        const std::string chosen =
-            options.choice("case", "all", {"all", "c-c", "nc-c", "c-nc", "nc-nc"});
-        if (chosen != "all") cases = {chosen};
-        // Converting bytes costs nothing: a datarep is measured on doubles.
-        RegionPattern base =
-            bench::region_options(options, settings.datarep == "native" ? "byte" : "double");
-        const std::string sweep =
-            options.choice("sweep", "none", {"none", "regions", "size", "spacing"});
-        options.finish();
-
-        for (const std::string& name : cases) {
-          base.name = name;
-          for (const RegionPattern& point : sweep_points(sweep, base)) {
-            const bench::RegionAccess access =
-                bench::make_region_access(point, bench::Description::compact);
-            bench::compare_access(report,
-                                  bench::region_fields(point)
-                                      .add("sync", settings.sync)
-                                      .add("sweep", sweep)
-                                      .add("datarep", settings.datarep),
-                                  access.access, settings);
-          }
-        }
-      });
-}
+int main(int argc, char** argv) { return bench::run_benchmark(argc, argv, "ncio", benchmark); }

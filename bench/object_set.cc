@@ -162,25 +162,26 @@ void measure(bench::Report& report, int processes, std::int64_t objects_wanted, 
                                  flowio::exchange::encode_view_access(accesses[0]).size())));
 }
 
+// The benchmark, given its options (bench::run_benchmark calls it).
+void benchmark(bench::Options& options, bench::Report& report) {
+  const bench::Common common(options);
+  const std::int64_t objects = options.integer("objects", 1000000);
+  const bool sweep = options.choice("sweep", "0", {"0", "1"}) == "1";
+  options.finish();
+  if (objects < 1) throw std::invalid_argument("--objects must be positive");
+  int ranks = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const int processes = std::max(2, ranks);
+  if (sweep) {
+    for (const std::int64_t n : {10000, 100000}) {
+      measure(report, processes, n, common.reps);
+    }
+  }
+  measure(report, processes, objects, common.reps);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  return bench::run_benchmark(argc, argv, "object_set",
-                              [](bench::Options& options, bench::Report& report) {
-                                const bench::Common common(options);
-                                const std::int64_t objects = options.integer("objects", 1000000);
-                                const bool sweep = options.choice("sweep", "0", {"0", "1"}) == "1";
-                                options.finish();
-                                if (objects < 1)
-                                  throw std::invalid_argument("--objects must be positive");
-                                int ranks = 1;
-                                MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-                                const int processes = std::max(2, ranks);
-                                if (sweep) {
-                                  for (const std::int64_t n : {10000, 100000}) {
-                                    measure(report, processes, n, common.reps);
-                                  }
-                                }
-                                measure(report, processes, objects, common.reps);
-                              });
+  return bench::run_benchmark(argc, argv, "object_set", benchmark);
 }

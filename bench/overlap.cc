@@ -119,127 +119,124 @@ void measure(const Phases& phases, Times& times) {
   times.overlap.push_back((t_io + slowest_compute - t_total) / std::min(t_io, slowest_compute));
 }
 
+// The benchmark, given its options (bench::run_benchmark calls it).
+void benchmark(bench::Options& options, bench::Report& report) {
+  const bench::Common common(options);
+  const std::int64_t mib = options.integer("mib", 256);
+  const bool direct = options.integer("direct", 0) != 0;
+  // How long the idle progress thread is measured (the note after the
+  // table).
+  const double idle_seconds = static_cast<double>(options.integer("idle_seconds", 2));
+  options.finish();
+  if (mib < 1) throw std::invalid_argument("--mib must be positive");
+
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  const std::int64_t bytes = mib * 1048576 / ranks;
+  const std::vector<std::byte> data = bench::pattern(rank, bytes);
+  // O_DIRECT needs block-aligned memory: write from an aligned copy.
+  const std::size_t rounded = (static_cast<std::size_t>(bytes) + 4095) / 4096 * 4096;
+  const std::unique_ptr<std::byte, decltype(&std::free)> aligned(
+      static_cast<std::byte*>(std::aligned_alloc(4096, rounded)), &std::free);
+  std::memcpy(aligned.get(), data.data(), data.size());
+  const flowio::Hints hints =
+      direct ? flowio::Hints{{"flowio_direct_io", "enable"}} : flowio::Hints{};
+
+  const bench::ScratchFile flowio_path(common.dir, "flowio.dat"),
+      mpich_path(common.dir, "mpich.dat");
+  flowio::File file = flowio::File::open(MPI_COMM_WORLD, flowio_path.path(),
+                                         flowio::Mode::create | flowio::Mode::rdwr, hints);
+  file.set_view(rank * bytes, MPI_BYTE, MPI_BYTE);
+  bench::MpiFile mpich(mpich_path.path(), {});
+  check_mpi(
+      MPI_File_set_view(mpich.get(), rank * bytes, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL),
+      "MPI_File_set_view");
+
+  flowio::Future<std::size_t> written;
+  const Phases flowio_phases{
+      [&] {
+        file.write_at_all(0, aligned.get(), bytes, MPI_BYTE);
+        file.sync();
+      },
+      [&] { written = file.iwrite_at_all(0, aligned.get(), bytes, MPI_BYTE); }, [] {},
+      [&] {
+        written.get();
+        file.sync();
+      }};
+  MPI_Request request = MPI_REQUEST_NULL;
+  const Phases mpich_phases{[&] {
+                              check_mpi(MPI_File_write_at_all_c(mpich.get(), 0, aligned.get(),
+                                                                bytes, MPI_BYTE, MPI_STATUS_IGNORE),
+                                        "MPI_File_write_at_all_c");
+                              check_mpi(MPI_File_sync(mpich.get()), "MPI_File_sync");
+                            },
+                            [&] {
+                              check_mpi(MPI_File_iwrite_at_all_c(mpich.get(), 0, aligned.get(),
+                                                                 bytes, MPI_BYTE, &request),
+                                        "MPI_File_iwrite_at_all_c");
+                            },
+                            [&] {
+                              int done = 0;
+                              check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
+                            },
+                            [&] {
+                              check_mpi(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
+                              check_mpi(MPI_File_sync(mpich.get()), "MPI_File_sync");
+                            }};
+
+  Times flowio_times, mpich_times;
+  for (int rep = 0; rep < common.reps; ++rep) {
+    measure(flowio_phases, flowio_times);
+    measure(mpich_phases, mpich_times);
+  }
+
+  // flowio's progress thread with the file open and nothing outstanding.
+  const double idle_before = progress_cpu_seconds();
+  std::this_thread::sleep_for(std::chrono::duration<double>(idle_seconds));
+  const double idle_cpu = (progress_cpu_seconds() - idle_before) / idle_seconds;
+  file.close();
+  mpich.close();
+  const bench::Access checkpoint{rank * bytes, MPI_BYTE, MPI_BYTE, bytes};
+  for (const auto& [writer, path] :
+       {std::pair<std::string, std::string>{"flowio", flowio_path.path()},
+        {"mpich", mpich_path.path()}}) {
+    for (const std::string reader : {"flowio", "mpich"}) {
+      bench::verify_file(reader, path, checkpoint, data, writer + "'s checkpoint");
+    }
+  }
+  bench::verify_same_size(flowio_path.path(), mpich_path.path(), "the checkpoint");
+
+  const char* async_progress = std::getenv("MPIR_CVAR_ASYNC_PROGRESS");
+  for (const auto& [impl, times] :
+       {std::pair<std::string, const Times&>{"flowio", flowio_times}, {"mpich", mpich_times}}) {
+    bench::Fields line;
+    line.add("mib", mib).add("direct", direct && impl == "flowio" ? 1 : 0).add("impl", impl);
+    if (impl == "mpich") line.add("async_progress", async_progress ? async_progress : "0");
+    line.add("MiBps", static_cast<double>(bytes) * ranks / 1048576.0 / bench::median(times.io))
+        .add("t_io", bench::median(times.io))
+        .add("t_compute", bench::median(times.compute))
+        .add("t_total", bench::median(times.total))
+        .add("overlap", bench::median(times.overlap))
+        .add("helper_cpu", bench::median(times.helper_cpu));
+    if (impl == "flowio") {
+      line.add("progress_cpu", bench::median(times.progress_cpu));
+    } else {
+      line.add("progress_cpu", "-");
+    }
+    report.line(line);
+  }
+  char idle_text[160];
+  std::snprintf(idle_text, sizeof idle_text,
+                "flowio's progress thread while idle (file open, nothing outstanding, "
+                "%.0f s): %.3f%% of a core",
+                idle_seconds, idle_cpu * 100);
+  report.note(idle_text);
+  report.note(
+      "MPICH's other setting to compare: MPIR_CVAR_ASYNC_PROGRESS=1 in the environment "
+      "(its progress thread); see bench/README.md");
+}
+
 }  // namespace
 
-int main(int argc, char** argv) {
-  return bench::run_benchmark(
-      argc, argv, "overlap", [](bench::Options& options, bench::Report& report) {
-        const bench::Common common(options);
-        const std::int64_t mib = options.integer("mib", 256);
-        const bool direct = options.integer("direct", 0) != 0;
-        // How long the idle progress thread is measured (the note after the
-        // table).
-        const double idle_seconds = static_cast<double>(options.integer("idle_seconds", 2));
-        options.finish();
-        if (mib < 1) throw std::invalid_argument("--mib must be positive");
-
-        int rank = 0, ranks = 1;
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-        MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-        const std::int64_t bytes = mib * 1048576 / ranks;
-        const std::vector<std::byte> data = bench::pattern(rank, bytes);
-        // O_DIRECT needs block-aligned memory: write from an aligned copy.
-        const std::size_t rounded = (static_cast<std::size_t>(bytes) + 4095) / 4096 * 4096;
-        const std::unique_ptr<std::byte, decltype(&std::free)> aligned(
-            static_cast<std::byte*>(std::aligned_alloc(4096, rounded)), &std::free);
-        std::memcpy(aligned.get(), data.data(), data.size());
-        const flowio::Hints hints =
-            direct ? flowio::Hints{{"flowio_direct_io", "enable"}} : flowio::Hints{};
-
-        const bench::ScratchFile flowio_path(common.dir, "flowio.dat"),
-            mpich_path(common.dir, "mpich.dat");
-        flowio::File file = flowio::File::open(MPI_COMM_WORLD, flowio_path.path(),
-                                               flowio::Mode::create | flowio::Mode::rdwr, hints);
-        file.set_view(rank * bytes, MPI_BYTE, MPI_BYTE);
-        bench::MpiFile mpich(mpich_path.path(), {});
-        check_mpi(MPI_File_set_view(mpich.get(), rank * bytes, MPI_BYTE, MPI_BYTE, "native",
-                                    MPI_INFO_NULL),
-                  "MPI_File_set_view");
-
-        flowio::Future<std::size_t> written;
-        const Phases flowio_phases{
-            [&] {
-              file.write_at_all(0, aligned.get(), bytes, MPI_BYTE);
-              file.sync();
-            },
-            [&] { written = file.iwrite_at_all(0, aligned.get(), bytes, MPI_BYTE); }, [] {},
-            [&] {
-              written.get();
-              file.sync();
-            }};
-        MPI_Request request = MPI_REQUEST_NULL;
-        const Phases mpich_phases{
-            [&] {
-              check_mpi(MPI_File_write_at_all_c(mpich.get(), 0, aligned.get(), bytes, MPI_BYTE,
-                                                MPI_STATUS_IGNORE),
-                        "MPI_File_write_at_all_c");
-              check_mpi(MPI_File_sync(mpich.get()), "MPI_File_sync");
-            },
-            [&] {
-              check_mpi(MPI_File_iwrite_at_all_c(mpich.get(), 0, aligned.get(), bytes, MPI_BYTE,
-                                                 &request),
-                        "MPI_File_iwrite_at_all_c");
-            },
-            [&] {
-              int done = 0;
-              check_mpi(MPI_Test(&request, &done, MPI_STATUS_IGNORE), "MPI_Test");
-            },
-            [&] {
-              check_mpi(MPI_Wait(&request, MPI_STATUS_IGNORE), "MPI_Wait");
-              check_mpi(MPI_File_sync(mpich.get()), "MPI_File_sync");
-            }};
-
-        Times flowio_times, mpich_times;
-        for (int rep = 0; rep < common.reps; ++rep) {
-          measure(flowio_phases, flowio_times);
-          measure(mpich_phases, mpich_times);
-        }
-
-        // flowio's progress thread with the file open and nothing outstanding.
-        const double idle_before = progress_cpu_seconds();
-        std::this_thread::sleep_for(std::chrono::duration<double>(idle_seconds));
-        const double idle_cpu = (progress_cpu_seconds() - idle_before) / idle_seconds;
-        file.close();
-        mpich.close();
-        const bench::Access checkpoint{rank * bytes, MPI_BYTE, MPI_BYTE, bytes};
-        for (const auto& [writer, path] :
-             {std::pair<std::string, std::string>{"flowio", flowio_path.path()},
-              {"mpich", mpich_path.path()}}) {
-          for (const std::string reader : {"flowio", "mpich"}) {
-            bench::verify_file(reader, path, checkpoint, data, writer + "'s checkpoint");
-          }
-        }
-        bench::verify_same_size(flowio_path.path(), mpich_path.path(), "the checkpoint");
-
-        const char* async_progress = std::getenv("MPIR_CVAR_ASYNC_PROGRESS");
-        for (const auto& [impl, times] :
-             {std::pair<std::string, const Times&>{"flowio", flowio_times},
-              {"mpich", mpich_times}}) {
-          bench::Fields line;
-          line.add("mib", mib).add("direct", direct && impl == "flowio" ? 1 : 0).add("impl", impl);
-          if (impl == "mpich") line.add("async_progress", async_progress ? async_progress : "0");
-          line.add("MiBps",
-                   static_cast<double>(bytes) * ranks / 1048576.0 / bench::median(times.io))
-              .add("t_io", bench::median(times.io))
-              .add("t_compute", bench::median(times.compute))
-              .add("t_total", bench::median(times.total))
-              .add("overlap", bench::median(times.overlap))
-              .add("helper_cpu", bench::median(times.helper_cpu));
-          if (impl == "flowio") {
-            line.add("progress_cpu", bench::median(times.progress_cpu));
-          } else {
-            line.add("progress_cpu", "-");
-          }
-          report.line(line);
-        }
-        char idle_text[160];
-        std::snprintf(idle_text, sizeof idle_text,
-                      "flowio's progress thread while idle (file open, nothing outstanding, "
-                      "%.0f s): %.3f%% of a core",
-                      idle_seconds, idle_cpu * 100);
-        report.note(idle_text);
-        report.note(
-            "MPICH's other setting to compare: MPIR_CVAR_ASYNC_PROGRESS=1 in the environment "
-            "(its progress thread); see bench/README.md");
-      });
-}
+int main(int argc, char** argv) { return bench::run_benchmark(argc, argv, "overlap", benchmark); }

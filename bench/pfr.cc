@@ -106,100 +106,97 @@ double run_mpich(const Configuration& configuration, const Steps& steps) {
   return seconds;
 }
 
+// The benchmark, given its options (bench::run_benchmark calls it).
+void benchmark(bench::Options& options, bench::Report& report) {
+  const bench::Common common(options);
+  const std::int64_t steps = options.integer("steps", 20);
+  const std::int64_t points = options.integer("points", 16384);
+  const std::int64_t element = options.integer("element", 32);
+  const std::string alignment = std::to_string(options.integer("alignment", 1048576));
+  const std::string stripe = std::to_string(options.integer("stripe", 1048576));
+  const std::string sync = options.choice("sync", "0", {"0", "1"});
+  const bool romio_pfr = options.choice("romio_pfr", "0", {"0", "1"}) == "1";
+  options.finish();
+  if (steps < 1 || points < 1 || element < 1) {
+    throw std::invalid_argument("--steps, --points and --element must be positive");
+  }
+
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
+  MPI_Datatype elements, filetype;
+  check_mpi(MPI_Type_vector(static_cast<int>(points), static_cast<int>(element),
+                            static_cast<int>(ranks * element), MPI_BYTE, &elements),
+            "MPI_Type_vector");
+  check_mpi(MPI_Type_create_resized(elements, 0, points * ranks * element, &filetype),
+            "MPI_Type_create_resized");
+  MPI_Type_free(&elements);
+  const bench::Datatype view(filetype);
+  const std::vector<std::byte> stream = bench::pattern(rank, steps * points * element);
+  const Steps layout{{rank * element, view.get(), MPI_BYTE, steps * points * element},
+                     steps,
+                     points * element,
+                     sync == "1",
+                     stream};
+
+  std::vector<Configuration> configurations;
+  const auto add = [&](std::string impl, std::string key, std::string value, flowio::Hints hints) {
+    configurations.push_back(
+        Configuration{impl, key, value, std::move(hints),
+                      bench::ScratchFile(common.dir, impl + "_" + value + ".dat")});
+  };
+  add("flowio", "policy", "even", {{"flowio_realm_policy", "even"}});
+  add("flowio", "policy", "aligned",
+      {{"flowio_realm_policy", "aligned"}, {"romio_cb_fr_alignment", alignment}});
+  add("flowio", "policy", "persistent", {{"flowio_realm_policy", "persistent"}});
+  add("flowio", "policy", "load_balanced", {{"flowio_realm_policy", "load_balanced"}});
+  add("flowio", "policy", "datatype_stripe", {{"flowio_realm_stripe", stripe}});
+  add("flowio", "policy", "datatype_step_share", {});
+  // A step's region split evenly among the ranks, the same realms at
+  // every step: stripes of one rank's share of a step.
+  configurations.back().described_stripe = points * element;
+  add("mpich", "hints", "default", {});
+  if (romio_pfr) {
+    add("mpich", "hints", "romio_cb_pfr", {{"romio_cb_pfr", "enable"}});
+  } else {
+    report.note("MPICH with romio_cb_pfr=enable skipped (--romio_pfr=1 runs it; ROMIO aborts)");
+  }
+  // MPICH with default hints, the first MPICH configuration.
+  std::size_t baseline = 0;
+  while (configurations[baseline].impl != "mpich") ++baseline;
+
+  std::vector<std::vector<double>> seconds(configurations.size());
+  for (int rep = 0; rep < common.reps; ++rep) {
+    for (std::size_t c = 0; c < configurations.size(); ++c) {
+      seconds[c].push_back(configurations[c].impl == "flowio"
+                               ? run_flowio(configurations[c], layout)
+                               : run_mpich(configurations[c], layout));
+    }
+  }
+
+  const double total_bytes = static_cast<double>(steps * points * element * ranks);
+  const double baseline_seconds = bench::median(seconds[baseline]);
+  for (std::size_t c = 0; c < configurations.size(); ++c) {
+    const Configuration& configuration = configurations[c];
+    const std::string what = configuration.impl + " " + configuration.value + "'s file";
+    for (const std::string reader : {"flowio", "mpich"}) {
+      bench::verify_file(reader, configuration.file.path(), layout.all, stream, what);
+    }
+    bench::verify_same_size(configuration.file.path(), configurations[baseline].file.path(), what);
+    const double median = bench::median(seconds[c]);
+    bench::Fields line;
+    line.add("steps", steps).add("points", points).add("element", element).add("sync", sync);
+    line.add(configuration.key, configuration.value);
+    if (configuration.value == "aligned") line.add("alignment", alignment);
+    if (configuration.value == "datatype_stripe") line.add("stripe", stripe);
+    report.line(line.add("impl", configuration.impl)
+                    .add("op", "write")
+                    .add("MiBps", total_bytes / 1048576.0 / median)
+                    .add("seconds", median)
+                    .add("ratio", baseline_seconds / median));
+  }
+}
+
 }  // namespace
 
-int main(int argc, char** argv) {
-  return bench::run_benchmark(
-      argc, argv, "pfr", [](bench::Options& options, bench::Report& report) {
-        const bench::Common common(options);
-        const std::int64_t steps = options.integer("steps", 20);
-        const std::int64_t points = options.integer("points", 16384);
-        const std::int64_t element = options.integer("element", 32);
-        const std::string alignment = std::to_string(options.integer("alignment", 1048576));
-        const std::string stripe = std::to_string(options.integer("stripe", 1048576));
-        const std::string sync = options.choice("sync", "0", {"0", "1"});
-        const bool romio_pfr = options.choice("romio_pfr", "0", {"0", "1"}) == "1";
-        options.finish();
-        if (steps < 1 || points < 1 || element < 1) {
-          throw std::invalid_argument("--steps, --points and --element must be positive");
-        }
-
-        int rank = 0, ranks = 1;
-        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-        MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-        MPI_Datatype elements, filetype;
-        check_mpi(MPI_Type_vector(static_cast<int>(points), static_cast<int>(element),
-                                  static_cast<int>(ranks * element), MPI_BYTE, &elements),
-                  "MPI_Type_vector");
-        check_mpi(MPI_Type_create_resized(elements, 0, points * ranks * element, &filetype),
-                  "MPI_Type_create_resized");
-        MPI_Type_free(&elements);
-        const bench::Datatype view(filetype);
-        const std::vector<std::byte> stream = bench::pattern(rank, steps * points * element);
-        const Steps layout{{rank * element, view.get(), MPI_BYTE, steps * points * element},
-                           steps,
-                           points * element,
-                           sync == "1",
-                           stream};
-
-        std::vector<Configuration> configurations;
-        const auto add = [&](std::string impl, std::string key, std::string value,
-                             flowio::Hints hints) {
-          configurations.push_back(
-              Configuration{impl, key, value, std::move(hints),
-                            bench::ScratchFile(common.dir, impl + "_" + value + ".dat")});
-        };
-        add("flowio", "policy", "even", {{"flowio_realm_policy", "even"}});
-        add("flowio", "policy", "aligned",
-            {{"flowio_realm_policy", "aligned"}, {"romio_cb_fr_alignment", alignment}});
-        add("flowio", "policy", "persistent", {{"flowio_realm_policy", "persistent"}});
-        add("flowio", "policy", "load_balanced", {{"flowio_realm_policy", "load_balanced"}});
-        add("flowio", "policy", "datatype_stripe", {{"flowio_realm_stripe", stripe}});
-        add("flowio", "policy", "datatype_step_share", {});
-        // A step's region split evenly among the ranks, the same realms at
-        // every step: stripes of one rank's share of a step.
-        configurations.back().described_stripe = points * element;
-        add("mpich", "hints", "default", {});
-        if (romio_pfr) {
-          add("mpich", "hints", "romio_cb_pfr", {{"romio_cb_pfr", "enable"}});
-        } else {
-          report.note(
-              "MPICH with romio_cb_pfr=enable skipped (--romio_pfr=1 runs it; ROMIO aborts)");
-        }
-        // MPICH with default hints, the first MPICH configuration.
-        std::size_t baseline = 0;
-        while (configurations[baseline].impl != "mpich") ++baseline;
-
-        std::vector<std::vector<double>> seconds(configurations.size());
-        for (int rep = 0; rep < common.reps; ++rep) {
-          for (std::size_t c = 0; c < configurations.size(); ++c) {
-            seconds[c].push_back(configurations[c].impl == "flowio"
-                                     ? run_flowio(configurations[c], layout)
-                                     : run_mpich(configurations[c], layout));
-          }
-        }
-
-        const double total_bytes = static_cast<double>(steps * points * element * ranks);
-        const double baseline_seconds = bench::median(seconds[baseline]);
-        for (std::size_t c = 0; c < configurations.size(); ++c) {
-          const Configuration& configuration = configurations[c];
-          const std::string what = configuration.impl + " " + configuration.value + "'s file";
-          for (const std::string reader : {"flowio", "mpich"}) {
-            bench::verify_file(reader, configuration.file.path(), layout.all, stream, what);
-          }
-          bench::verify_same_size(configuration.file.path(), configurations[baseline].file.path(),
-                                  what);
-          const double median = bench::median(seconds[c]);
-          bench::Fields line;
-          line.add("steps", steps).add("points", points).add("element", element).add("sync", sync);
-          line.add(configuration.key, configuration.value);
-          if (configuration.value == "aligned") line.add("alignment", alignment);
-          if (configuration.value == "datatype_stripe") line.add("stripe", stripe);
-          report.line(line.add("impl", configuration.impl)
-                          .add("op", "write")
-                          .add("MiBps", total_bytes / 1048576.0 / median)
-                          .add("seconds", median)
-                          .add("ratio", baseline_seconds / median));
-        }
-      });
-}
+int main(int argc, char** argv) { return bench::run_benchmark(argc, argv, "pfr", benchmark); }

@@ -12,15 +12,10 @@ orders of magnitude).
 Usage: bench/plot.py [--out DIR] [FILE ...]
 Writes DIR/ncio_<sweep>_<op>_<ranks>ranks_sync<sync>.png (DIR: .).
 """
-import argparse
 import collections
-import pathlib
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")  # the machines have no display
-import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
+from plotting import arguments, plt, records, save
 
 SWEPT_KEY = {"regions": "regions", "size": "region_size", "spacing": "spacing"}
 AXIS_LABEL = {
@@ -32,19 +27,13 @@ CASES = ["c-c", "nc-c", "c-nc", "nc-nc"]
 STYLES = {"flowio": "o-", "mpich": "s--"}
 
 
-def records(lines):
-    for line in lines:
-        if line.startswith("bench="):
-            yield dict(pair.split("=", 1) for pair in line.split())
-
-
 def collect(lines):
     """(sweep, op, ranks, sync) -> (case, impl) -> {x: MiB/s}; a later line
     for the same point replaces an earlier one."""
     figures = collections.defaultdict(lambda: collections.defaultdict(dict))
-    for record in records(lines):
+    for record in records(lines, "ncio"):
         sweep = record.get("sweep")
-        if record.get("bench") != "ncio" or sweep not in SWEPT_KEY or "impl" not in record:
+        if sweep not in SWEPT_KEY or "impl" not in record:
             continue
         figure = (sweep, record["op"], int(record["ranks"]), record["sync"])
         x = int(record[SWEPT_KEY[sweep]])
@@ -73,28 +62,14 @@ def plot(figure_key, series, out):
         axis.grid(True, which="both", alpha=0.3)
         axis.legend()
     figure.suptitle(f"ncio {op}, {ranks} ranks, sync={sync}")
-    figure.tight_layout()
-    path = out / f"ncio_{sweep}_{op}_{ranks}ranks_sync{sync}.png"
-    figure.savefig(path, dpi=100)
-    plt.close(figure)
-    return path
+    return save(figure, out / f"ncio_{sweep}_{op}_{ranks}ranks_sync{sync}.png")
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=".", help="folder for the PNG files")
-    parser.add_argument("files", nargs="*", help="benchmark output (default: stdin)")
-    arguments = parser.parse_args()
-    lines = []
-    for name in arguments.files:
-        lines += pathlib.Path(name).read_text().splitlines()
-    if not arguments.files:
-        lines = sys.stdin.read().splitlines()
+    out, lines = arguments(__doc__.splitlines()[0])
     figures = collect(lines)
     if not figures:
         sys.exit("plot.py: no ncio sweep lines (bench=ncio ... sweep=regions|size|spacing) found")
-    out = pathlib.Path(arguments.out)
-    out.mkdir(parents=True, exist_ok=True)
     for figure_key, series in sorted(figures.items()):
         print(plot(figure_key, series, out))
 

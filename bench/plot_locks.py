@@ -10,40 +10,22 @@ named on the command line (or stdin) and skips everything else.
 Usage: bench/plot_locks.py [--out DIR] [FILE ...]
 Writes DIR/locks_contended_overhead.png (DIR: .).
 """
-import argparse
 import collections
-import pathlib
 import sys
 
-import matplotlib
-
-matplotlib.use("Agg")  # the machines have no display
-import matplotlib.pyplot as plt  # noqa: E402  (after the backend is chosen)
+from plotting import arguments, plt, records, save
 
 STYLES = {"hybrid": "o-", "one_sided": "s--", "mcs": "^-", "fcntl": "x:"}
 
 
-def records(lines):
-    for line in lines:
-        if line.startswith("bench=locks") and "test=contended" in line:
-            yield dict(pair.split("=", 1) for pair in line.split())
-
-
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--out", default=".", help="directory for the PNG")
-    parser.add_argument("files", nargs="*", help="benchmark output (default: stdin)")
-    options = parser.parse_args()
-    lines = []
-    if options.files:
-        for name in options.files:
-            lines.extend(pathlib.Path(name).read_text().splitlines())
-    else:
-        lines = sys.stdin.read().splitlines()
+    out, lines = arguments(__doc__.splitlines()[0])
 
     # (work_ms, lock) -> {ranks: percent overhead}
     series = collections.defaultdict(dict)
-    for record in records(lines):
+    for record in records(lines, "locks"):
+        if record.get("test") != "contended":
+            continue
         key = (float(record["work_ms"]), record["lock"])
         series[key][int(record["ranks"])] = float(record["percent_overhead"])
     works = sorted({work for work, _ in series})
@@ -64,10 +46,7 @@ def main():
         axis.grid(True, alpha=0.3)
     axes[0][0].legend()
     figure.suptitle("bench/locks: lock / work / unlock, 100 iterations per process")
-    figure.tight_layout()
-    out = pathlib.Path(options.out)
-    out.mkdir(parents=True, exist_ok=True)
-    figure.savefig(out / "locks_contended_overhead.png", dpi=100)
+    print(save(figure, out / "locks_contended_overhead.png"))
 
 
 if __name__ == "__main__":

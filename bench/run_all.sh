@@ -1,24 +1,22 @@
 #!/bin/bash
-# Runs bench/ncio's three standard sweeps (regions, size, spacing; all four
-# cases; write then read; sync after each write, as the NCIO study did) on
-# 2 and 4 ranks into bench/results/ncio_<sweep>_<N>ranks.txt, then plots
-# them into bench/results/*.png with bench/plot.py. From anywhere:
+# The benchmark page in one command: builds the benchmarks, runs each side
+# by side with MPICH's MPI-IO into bench/results/NAME.txt, draws the plots
+# (bench/results/*.png) and writes bench/README.md from
+# bench/README.template.md (bench/run_all.py has the list of benchmarks,
+# their settings and how each becomes a line of the table). From anywhere:
 #
-#   bench/run_all.sh [more ncio options, e.g. --reps=3 or --sync=0]
+#   bench/run_all.sh            every benchmark at its standard settings
+#                               (tens of minutes on 2 quiet cores)
+#   bench/run_all.sh --quick    the same with few repetitions and small
+#                               sizes, to check that everything runs
+#   bench/run_all.sh --only ncio_2ranks,hpio    these again, the others kept
+#   bench/run_all.sh --page-only                the page from bench/results
 #
-# Options given here come after the script's own, so they win. Every point
-# runs both implementations --reps times: expect tens of minutes, more on 4
-# ranks over 2 cores.
+# Run it on a quiet machine: the figures are only as good as the machine
+# was idle (each results file records its load average).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-bazel build //bench:ncio
-mkdir -p bench/results
-for ranks in 2 4; do
-  for sweep in regions size spacing; do
-    out="bench/results/ncio_${sweep}_${ranks}ranks.txt"
-    echo "ncio --sweep=${sweep} on ${ranks} ranks -> ${out}"
-    mpiexec -n "${ranks}" bazel-bin/bench/ncio --sweep="${sweep}" --sync=1 "$@" >"${out}"
-  done
-done
+tools/install_packages.sh
+bazel build //bench/... //examples:insitu //api/mpiio:libflowio_mpiio.so
 # Debian's interpreter: python3-matplotlib installs for it, not for another python3 on PATH.
-/usr/bin/python3 bench/plot.py --out bench/results bench/results/ncio_*.txt
+exec /usr/bin/python3 bench/run_all.py "$@"

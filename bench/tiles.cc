@@ -170,174 +170,169 @@ void save(bench::Options& options, bench::Report& report, const std::string& pre
                   .add("files", prefix + ".dat," + prefix + ".views"));
 }
 
+// The benchmark, given its options (bench::run_benchmark calls it).
+void benchmark(bench::Options& options, bench::Report& report) {
+  const std::string prefix = options.text("save", "");
+  if (!prefix.empty()) return save(options, report, prefix);
+  const bench::Common common(options);
+  const std::int64_t tw = options.integer("tile_width", 1920);
+  const std::int64_t th = options.integer("tile_height", 1650);
+  const std::int64_t ox = options.integer("overlap_x", 280), oy = options.integer("overlap_y", 150);
+  options.finish();
+  const int rank = world(MPI_Comm_rank), ranks = world(MPI_Comm_size);
+  int r = 1;
+  while ((r + 1) * (r + 1) <= ranks) ++r;
+  if (r * r != ranks) throw std::invalid_argument("run on R*R ranks (4 for 2x2, 9 for 3x3)");
+  if (ox >= tw || oy >= th) throw std::invalid_argument("overlaps must be smaller than tiles");
+  const TileGrid grid = TileGrid::from_tiles(r, tw, th, ox, oy);
+
+  const bench::ScratchFile original(common.dir, "tiles_original");
+  const bench::ScratchFile objects(common.dir, "tiles_objects");
+  const bench::ScratchFile online(common.dir, "tiles_online");
+  const flowio::ConsumerViews views = grid.views();
+  const std::vector<std::uint32_t> expected = expected_tile(grid, rank);
+  const MPI_Count pixels = static_cast<MPI_Count>(expected.size());
+  std::vector<std::uint32_t> buffer(expected.size());
+  const bench::Datatype tile = grid.tile_type(rank);
+  std::int64_t first_row = 0;
+  const std::vector<std::uint32_t> my_band = band(grid, rank, ranks, first_row);
+  const MPI_Offset band_offset = first_row * grid.width * 4;
+
+  const auto check = [&](const std::string& what) {
+    bench::verify(std::memcmp(buffer.data(), expected.data(), expected.size() * 4) == 0,
+                  what + ": the tile read differs from the image");
+    std::fill(buffer.begin(), buffer.end(), 0u);
+  };
+  // The producer, plain and with the online translation beside it.
+  const auto write_plain = [&] {
+    flowio::File file = flowio::File::open(MPI_COMM_WORLD, original.path(),
+                                           flowio::Mode::create | flowio::Mode::wronly);
+    file.write_at_all(band_offset, my_band.data(), static_cast<MPI_Count>(my_band.size()),
+                      MPI_UINT32_T);
+    file.close();
+  };
+  const auto write_with_online = [&] {
+    flowio::File file = flowio::File::open(MPI_COMM_WORLD, original.path(),
+                                           flowio::Mode::create | flowio::Mode::wronly);
+    flowio::Future<std::size_t> written = file.iwrite_at_all(
+        band_offset, my_band.data(), static_cast<MPI_Count>(my_band.size()), MPI_UINT32_T);
+    flowio::ObjectFileWriter writer =
+        flowio::ObjectFileWriter::create(MPI_COMM_WORLD, online.path(), views, grid.image_bytes());
+    writer.write(band_offset, MPI_BYTE, MPI_BYTE, 0, my_band.data(),
+                 static_cast<MPI_Count>(my_band.size()), MPI_UINT32_T);
+    written.get();
+    writer.close();
+    file.close();
+  };
+  write_plain();
+
+  std::vector<double> plain_s, online_s, remap_s;
+  std::vector<double> mpich_all_s, mpich_ind_s, flowio_all_s, remapped_s, remapped_mpich_s;
+  flowio::RemapReport remap;
+  for (int rep = 0; rep < common.reps; ++rep) {
+    plain_s.push_back(bench::time_collective(write_plain));
+    online_s.push_back(bench::time_collective(write_with_online));
+    remap_s.push_back(bench::time_collective([&] {
+      remap = flowio::remap_file(MPI_COMM_WORLD, original.path(), views, objects.path());
+    }));
+
+    MPI_File mpich = MPI_FILE_NULL;
+    check_mpi(MPI_File_open(MPI_COMM_WORLD, original.path().c_str(), MPI_MODE_RDONLY, MPI_INFO_NULL,
+                            &mpich),
+              "MPI_File_open");
+    check_mpi(MPI_File_set_view(mpich, 0, MPI_UINT32_T, tile.get(), "native", MPI_INFO_NULL),
+              "MPI_File_set_view");
+    MPI_File sections = MPI_FILE_NULL;
+    check_mpi(MPI_File_open(MPI_COMM_WORLD, objects.path().c_str(), MPI_MODE_RDONLY, MPI_INFO_NULL,
+                            &sections),
+              "MPI_File_open");
+    flowio::File file = flowio::File::open(MPI_COMM_WORLD, original.path(), flowio::Mode::rdonly);
+    file.set_view(0, MPI_UINT32_T, tile.get());
+    flowio::ObjectFile remapped = flowio::ObjectFile::open(MPI_COMM_WORLD, objects.path());
+    const MPI_Offset section = remapped.section_offset(static_cast<std::size_t>(rank));
+
+    // The five reads, in a rotating order so that none always comes first.
+    const std::vector<std::pair<std::vector<double>*, std::function<void()>>> reads = {
+        {&mpich_all_s,
+         [&] {
+           check_mpi(MPI_File_read_at_all_c(mpich, 0, buffer.data(), pixels, MPI_UINT32_T,
+                                            MPI_STATUS_IGNORE),
+                     "MPI_File_read_at_all_c");
+         }},
+        {&mpich_ind_s,
+         [&] {
+           check_mpi(
+               MPI_File_read_at_c(mpich, 0, buffer.data(), pixels, MPI_UINT32_T, MPI_STATUS_IGNORE),
+               "MPI_File_read_at_c");
+         }},
+        {&flowio_all_s, [&] { file.read_at_all(0, buffer.data(), pixels, MPI_UINT32_T); }},
+        {&remapped_s,
+         [&] {
+           remapped.read(static_cast<std::size_t>(rank), 0, buffer.data(), pixels, MPI_UINT32_T);
+         }},
+        {&remapped_mpich_s, [&] {
+           check_mpi(MPI_File_read_at_c(sections, section, buffer.data(), pixels, MPI_UINT32_T,
+                                        MPI_STATUS_IGNORE),
+                     "MPI_File_read_at_c");
+         }}};
+    for (std::size_t k = 0; k < reads.size(); ++k) {
+      const auto& [times, read] = reads[(k + static_cast<std::size_t>(rep)) % reads.size()];
+      times->push_back(bench::time_collective(read));
+      check("read " + std::to_string(k));
+    }
+    remapped.close();
+    file.close();
+    check_mpi(MPI_File_close(&sections), "MPI_File_close");
+    check_mpi(MPI_File_close(&mpich), "MPI_File_close");
+  }
+
+  const std::string readers = std::to_string(r) + "x" + std::to_string(r);
+  const Fields common_fields =
+      Fields()
+          .add("readers", readers)
+          .add("tile", std::to_string(tw) + "x" + std::to_string(th))
+          .add("image", std::to_string(grid.width) + "x" + std::to_string(grid.height))
+          .add("image_MiB", grid.image_bytes() / kMiB);
+  const double tile_mib = static_cast<double>(expected.size()) * 4 / kMiB;
+  const double mpich_all = bench::median(mpich_all_s);
+  for (const auto& [name, times] : {std::pair{"mpich_read_all", &mpich_all_s},
+                                    {"mpich_read", &mpich_ind_s},
+                                    {"flowio_read_all", &flowio_all_s},
+                                    {"remapped_flowio", &remapped_s},
+                                    {"remapped_mpich", &remapped_mpich_s}}) {
+    const double seconds = bench::median(*times);
+    report.line(Fields(common_fields)
+                    .add("op", "read_tile")
+                    .add("impl", name)
+                    .add("seconds", seconds)
+                    .add("tile_MiBps", tile_mib / seconds)
+                    .add("vs_mpich_read_all", mpich_all / seconds)
+                    .add("vs_mpich_read", bench::median(mpich_ind_s) / seconds));
+  }
+  const double remap_seconds = bench::median(remap_s);
+  report.line(Fields(common_fields)
+                  .add("op", "remap_offline")
+                  .add("impl", "flowio")
+                  .add("seconds", remap_seconds)
+                  .add("GiBps", grid.image_bytes() / kMiB / 1024 / remap_seconds));
+  for (const auto& [name, times] :
+       {std::pair{"write", &plain_s}, {"write_with_online_remap", &online_s}}) {
+    report.line(Fields(common_fields)
+                    .add("op", name)
+                    .add("impl", "flowio")
+                    .add("seconds", bench::median(*times))
+                    .add("GiBps", grid.image_bytes() / kMiB / 1024 / bench::median(*times)));
+  }
+  report.line(Fields(common_fields)
+                  .add("op", "storage")
+                  .add("original_bytes", grid.image_bytes())
+                  .add("object_file_bytes", remap.object_file_bytes)
+                  .add("index_bytes", remap.index_bytes)
+                  .add("extra_percent",
+                       100.0 * static_cast<double>(remap.object_file_bytes - grid.image_bytes()) /
+                           static_cast<double>(grid.image_bytes())));
+}
+
 }  // namespace
 
-int main(int argc, char** argv) {
-  return bench::run_benchmark(
-      argc, argv, "tiles", [](bench::Options& options, bench::Report& report) {
-        const std::string prefix = options.text("save", "");
-        if (!prefix.empty()) return save(options, report, prefix);
-        const bench::Common common(options);
-        const std::int64_t tw = options.integer("tile_width", 1920);
-        const std::int64_t th = options.integer("tile_height", 1650);
-        const std::int64_t ox = options.integer("overlap_x", 280),
-                           oy = options.integer("overlap_y", 150);
-        options.finish();
-        const int rank = world(MPI_Comm_rank), ranks = world(MPI_Comm_size);
-        int r = 1;
-        while ((r + 1) * (r + 1) <= ranks) ++r;
-        if (r * r != ranks) throw std::invalid_argument("run on R*R ranks (4 for 2x2, 9 for 3x3)");
-        if (ox >= tw || oy >= th)
-          throw std::invalid_argument("overlaps must be smaller than tiles");
-        const TileGrid grid = TileGrid::from_tiles(r, tw, th, ox, oy);
-
-        const bench::ScratchFile original(common.dir, "tiles_original");
-        const bench::ScratchFile objects(common.dir, "tiles_objects");
-        const bench::ScratchFile online(common.dir, "tiles_online");
-        const flowio::ConsumerViews views = grid.views();
-        const std::vector<std::uint32_t> expected = expected_tile(grid, rank);
-        const MPI_Count pixels = static_cast<MPI_Count>(expected.size());
-        std::vector<std::uint32_t> buffer(expected.size());
-        const bench::Datatype tile = grid.tile_type(rank);
-        std::int64_t first_row = 0;
-        const std::vector<std::uint32_t> my_band = band(grid, rank, ranks, first_row);
-        const MPI_Offset band_offset = first_row * grid.width * 4;
-
-        const auto check = [&](const std::string& what) {
-          bench::verify(std::memcmp(buffer.data(), expected.data(), expected.size() * 4) == 0,
-                        what + ": the tile read differs from the image");
-          std::fill(buffer.begin(), buffer.end(), 0u);
-        };
-        // The producer, plain and with the online translation beside it.
-        const auto write_plain = [&] {
-          flowio::File file = flowio::File::open(MPI_COMM_WORLD, original.path(),
-                                                 flowio::Mode::create | flowio::Mode::wronly);
-          file.write_at_all(band_offset, my_band.data(), static_cast<MPI_Count>(my_band.size()),
-                            MPI_UINT32_T);
-          file.close();
-        };
-        const auto write_with_online = [&] {
-          flowio::File file = flowio::File::open(MPI_COMM_WORLD, original.path(),
-                                                 flowio::Mode::create | flowio::Mode::wronly);
-          flowio::Future<std::size_t> written = file.iwrite_at_all(
-              band_offset, my_band.data(), static_cast<MPI_Count>(my_band.size()), MPI_UINT32_T);
-          flowio::ObjectFileWriter writer = flowio::ObjectFileWriter::create(
-              MPI_COMM_WORLD, online.path(), views, grid.image_bytes());
-          writer.write(band_offset, MPI_BYTE, MPI_BYTE, 0, my_band.data(),
-                       static_cast<MPI_Count>(my_band.size()), MPI_UINT32_T);
-          written.get();
-          writer.close();
-          file.close();
-        };
-        write_plain();
-
-        std::vector<double> plain_s, online_s, remap_s;
-        std::vector<double> mpich_all_s, mpich_ind_s, flowio_all_s, remapped_s, remapped_mpich_s;
-        flowio::RemapReport remap;
-        for (int rep = 0; rep < common.reps; ++rep) {
-          plain_s.push_back(bench::time_collective(write_plain));
-          online_s.push_back(bench::time_collective(write_with_online));
-          remap_s.push_back(bench::time_collective([&] {
-            remap = flowio::remap_file(MPI_COMM_WORLD, original.path(), views, objects.path());
-          }));
-
-          MPI_File mpich = MPI_FILE_NULL;
-          check_mpi(MPI_File_open(MPI_COMM_WORLD, original.path().c_str(), MPI_MODE_RDONLY,
-                                  MPI_INFO_NULL, &mpich),
-                    "MPI_File_open");
-          check_mpi(MPI_File_set_view(mpich, 0, MPI_UINT32_T, tile.get(), "native", MPI_INFO_NULL),
-                    "MPI_File_set_view");
-          MPI_File sections = MPI_FILE_NULL;
-          check_mpi(MPI_File_open(MPI_COMM_WORLD, objects.path().c_str(), MPI_MODE_RDONLY,
-                                  MPI_INFO_NULL, &sections),
-                    "MPI_File_open");
-          flowio::File file =
-              flowio::File::open(MPI_COMM_WORLD, original.path(), flowio::Mode::rdonly);
-          file.set_view(0, MPI_UINT32_T, tile.get());
-          flowio::ObjectFile remapped = flowio::ObjectFile::open(MPI_COMM_WORLD, objects.path());
-          const MPI_Offset section = remapped.section_offset(static_cast<std::size_t>(rank));
-
-          // The five reads, in a rotating order so that none always comes first.
-          const std::vector<std::pair<std::vector<double>*, std::function<void()>>> reads = {
-              {&mpich_all_s,
-               [&] {
-                 check_mpi(MPI_File_read_at_all_c(mpich, 0, buffer.data(), pixels, MPI_UINT32_T,
-                                                  MPI_STATUS_IGNORE),
-                           "MPI_File_read_at_all_c");
-               }},
-              {&mpich_ind_s,
-               [&] {
-                 check_mpi(MPI_File_read_at_c(mpich, 0, buffer.data(), pixels, MPI_UINT32_T,
-                                              MPI_STATUS_IGNORE),
-                           "MPI_File_read_at_c");
-               }},
-              {&flowio_all_s, [&] { file.read_at_all(0, buffer.data(), pixels, MPI_UINT32_T); }},
-              {&remapped_s,
-               [&] {
-                 remapped.read(static_cast<std::size_t>(rank), 0, buffer.data(), pixels,
-                               MPI_UINT32_T);
-               }},
-              {&remapped_mpich_s, [&] {
-                 check_mpi(MPI_File_read_at_c(sections, section, buffer.data(), pixels,
-                                              MPI_UINT32_T, MPI_STATUS_IGNORE),
-                           "MPI_File_read_at_c");
-               }}};
-          for (std::size_t k = 0; k < reads.size(); ++k) {
-            const auto& [times, read] = reads[(k + static_cast<std::size_t>(rep)) % reads.size()];
-            times->push_back(bench::time_collective(read));
-            check("read " + std::to_string(k));
-          }
-          remapped.close();
-          file.close();
-          check_mpi(MPI_File_close(&sections), "MPI_File_close");
-          check_mpi(MPI_File_close(&mpich), "MPI_File_close");
-        }
-
-        const std::string readers = std::to_string(r) + "x" + std::to_string(r);
-        const Fields common_fields =
-            Fields()
-                .add("readers", readers)
-                .add("tile", std::to_string(tw) + "x" + std::to_string(th))
-                .add("image", std::to_string(grid.width) + "x" + std::to_string(grid.height))
-                .add("image_MiB", grid.image_bytes() / kMiB);
-        const double tile_mib = static_cast<double>(expected.size()) * 4 / kMiB;
-        const double mpich_all = bench::median(mpich_all_s);
-        for (const auto& [name, times] : {std::pair{"mpich_read_all", &mpich_all_s},
-                                          {"mpich_read", &mpich_ind_s},
-                                          {"flowio_read_all", &flowio_all_s},
-                                          {"remapped_flowio", &remapped_s},
-                                          {"remapped_mpich", &remapped_mpich_s}}) {
-          const double seconds = bench::median(*times);
-          report.line(Fields(common_fields)
-                          .add("op", "read_tile")
-                          .add("impl", name)
-                          .add("seconds", seconds)
-                          .add("tile_MiBps", tile_mib / seconds)
-                          .add("vs_mpich_read_all", mpich_all / seconds)
-                          .add("vs_mpich_read", bench::median(mpich_ind_s) / seconds));
-        }
-        const double remap_seconds = bench::median(remap_s);
-        report.line(Fields(common_fields)
-                        .add("op", "remap_offline")
-                        .add("impl", "flowio")
-                        .add("seconds", remap_seconds)
-                        .add("GiBps", grid.image_bytes() / kMiB / 1024 / remap_seconds));
-        for (const auto& [name, times] :
-             {std::pair{"write", &plain_s}, {"write_with_online_remap", &online_s}}) {
-          report.line(Fields(common_fields)
-                          .add("op", name)
-                          .add("impl", "flowio")
-                          .add("seconds", bench::median(*times))
-                          .add("GiBps", grid.image_bytes() / kMiB / 1024 / bench::median(*times)));
-        }
-        report.line(
-            Fields(common_fields)
-                .add("op", "storage")
-                .add("original_bytes", grid.image_bytes())
-                .add("object_file_bytes", remap.object_file_bytes)
-                .add("index_bytes", remap.index_bytes)
-                .add("extra_percent",
-                     100.0 * static_cast<double>(remap.object_file_bytes - grid.image_bytes()) /
-                         static_cast<double>(grid.image_bytes())));
-      });
-}
+int main(int argc, char** argv) { return bench::run_benchmark(argc, argv, "tiles", benchmark); }

@@ -1,66 +1,64 @@
 #include "insitu_options.h"
 
+#include <CLI/CLI.hpp>
 #include <cstdlib>
-#include <stdexcept>
+#include <limits>
+#include <sstream>
 
 namespace insitu {
+
 namespace {
 
-std::int64_t integer_at_least(const std::string& key, const std::string& text,
-                              std::int64_t minimum) {
-  std::size_t used = 0;
-  std::int64_t value = 0;
-  try {
-    value = std::stoll(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used == 0 || used != text.size() || value < minimum) {
-    throw std::invalid_argument("--" + key + " needs an integer of at least " +
-                                std::to_string(minimum) + ", not '" + text + "'");
-  }
-  return value;
-}
+// Counts of rounds, steps, MiB: at least 1 (0 for sweeps: automatic).
+const CLI::Range kPositive(std::int64_t{1}, std::numeric_limits<std::int64_t>::max());
+const CLI::Range kNotNegative(std::int64_t{0}, std::numeric_limits<std::int64_t>::max());
 
 }  // namespace
 
-const char* const kInsituUsage =
-    "usage: insitu [--mib=80] [--steps=15] [--sweeps=0] [--durable=1] [--direct=1] "
-    "[--decomposition=slabs|blocks] [--dir=PATH] [--trace=insitu_trace.json]";
-
-InsituOptions parse_insitu_options(int argc, char** argv) {
+ParsedInsituOptions parse_insitu_options(int argc, char** argv) {
   InsituOptions options;
   const char* tmpdir = std::getenv("TMPDIR");
   options.dir = tmpdir != nullptr && *tmpdir != '\0' ? tmpdir : "/tmp";
-  for (int i = 1; i < argc; ++i) {
-    const std::string argument = argv[i];
-    const std::size_t equals = argument.find('=');
-    if (argument.rfind("--", 0) != 0 || equals == std::string::npos) {
-      throw std::invalid_argument("expected --key=value, not '" + argument + "'");
-    }
-    const std::string key = argument.substr(2, equals - 2), value = argument.substr(equals + 1);
-    const bool flag = value == "0" || value == "1";
-    if (key == "mib") {
-      options.mib = integer_at_least(key, value, 1);
-    } else if (key == "steps") {
-      options.steps = integer_at_least(key, value, 1);
-    } else if (key == "sweeps") {
-      options.sweeps = integer_at_least(key, value, 0);
-    } else if (key == "durable" && flag) {
-      options.durable = value == "1";
-    } else if (key == "direct" && flag) {
-      options.direct = value == "1";
-    } else if (key == "decomposition" && (value == "slabs" || value == "blocks")) {
-      options.decomposition = value == "slabs" ? Decomposition::slabs : Decomposition::blocks;
-    } else if (key == "dir" && !value.empty()) {
-      options.dir = value;
-    } else if (key == "trace" && !value.empty()) {
-      options.trace = value;
-    } else {
-      throw std::invalid_argument("unknown option '" + argument + "'");
-    }
+  CLI::App app(
+      "In-situ checkpointing: a simulation with a checkpoint every step, flowio "
+      "against MPICH's MPI-IO.",
+      "insitu");
+  app.add_option("--mib", options.mib, "checkpoint size in MiB")
+      ->check(kPositive)
+      ->capture_default_str();
+  app.add_option("--rounds", options.rounds,
+                 "rounds, each a run without checkpoints, one with flowio, one with MPICH")
+      ->check(kPositive)
+      ->capture_default_str();
+  app.add_option("--steps", options.steps, "steps per run, a checkpoint each")
+      ->check(kPositive)
+      ->capture_default_str();
+  app.add_option("--sweeps", options.sweeps, "stencil sweeps per step (0: automatic)")
+      ->check(kNotNegative)
+      ->capture_default_str();
+  app.add_option("--durable", options.durable, "checkpoints count once on storage (0 or 1)")
+      ->capture_default_str();
+  app.add_option("--direct", options.direct, "flowio writes with O_DIRECT (0 or 1)")
+      ->capture_default_str();
+  std::string decomposition = "slabs";
+  app.add_option("--decomposition", decomposition, "how the grid is cut among the ranks")
+      ->check(CLI::IsMember({"slabs", "blocks"}))
+      ->capture_default_str();
+  app.add_option("--dir", options.dir, "directory of the data files (default $TMPDIR, else /tmp)")
+      ->check(CLI::ExistingDirectory);
+  app.add_option("--trace", options.trace, "where flowio writes its Perfetto trace")
+      ->capture_default_str();
+  ParsedInsituOptions parsed;
+  try {
+    app.parse(argc, argv);
+    options.decomposition = decomposition == "slabs" ? Decomposition::slabs : Decomposition::blocks;
+    parsed.options = options;
+  } catch (const CLI::ParseError& error) {
+    std::ostringstream out;
+    parsed.exit_code = app.exit(error, out, out) == 0 ? 0 : 2;
+    parsed.message = out.str();
   }
-  return options;
+  return parsed;
 }
 
 }  // namespace insitu

@@ -1,8 +1,9 @@
 // InsituOptions: the demo's command line (see insitu.cc for what each
-// option means).
+// option means), read with CLI11.
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "simulation.h"
@@ -11,7 +12,8 @@ namespace insitu {
 
 struct InsituOptions {
   std::int64_t mib = 80;
-  std::int64_t steps = 15;
+  std::int64_t rounds = 5;
+  std::int64_t steps = 8;
   std::int64_t sweeps = 0;  // 0: automatic
   bool durable = true;
   bool direct = true;
@@ -20,11 +22,15 @@ struct InsituOptions {
   std::string trace = "insitu_trace.json";
 };
 
-// The one-line usage text.
-extern const char* const kInsituUsage;
+// What the command line asked for: options to run with, or an exit code
+// (0 after --help, 2 for a bad or unknown option) after the text to print,
+// which every rank gets and rank 0 prints.
+struct ParsedInsituOptions {
+  std::optional<InsituOptions> options;
+  int exit_code = 0;
+  std::string message;
+};
 
-// Reads --key=value arguments; throws std::invalid_argument for anything
-// else, so that a misspelt option is an error rather than ignored.
-InsituOptions parse_insitu_options(int argc, char** argv);
+ParsedInsituOptions parse_insitu_options(int argc, char** argv);
 
 }  // namespace insitu

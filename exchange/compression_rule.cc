@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "flowio/error.h"
+#include "runtime/core/value_names.h"
 
 namespace flowio::exchange {
 namespace {
@@ -15,22 +16,16 @@ namespace {
 // changes is noticed within an iteration or two.
 constexpr double kDecay = 0.75;
 
+constexpr core::ValueName<CompressionMode> kModeNames[] = {{CompressionMode::automatic, "auto"},
+                                                           {CompressionMode::on, "on"},
+                                                           {CompressionMode::off, "off"}};
+
 }  // namespace
 
 CompressionSettings CompressionSettings::from_hints(const Hints& hints) {
   CompressionSettings settings;
   if (const auto it = hints.find("flowio_compress"); it != hints.end()) {
-    const std::string& text = it->second;
-    if (text == "auto") {
-      settings.mode = CompressionMode::automatic;
-    } else if (text == "on") {
-      settings.mode = CompressionMode::on;
-    } else if (text == "off") {
-      settings.mode = CompressionMode::off;
-    } else {
-      throw UsageError(ErrorCode::invalid_argument,
-                       "hint flowio_compress: expected auto, on or off, got \"" + text + "\"");
-    }
+    settings.mode = core::value_named(kModeNames, it->second, "hint flowio_compress");
   }
   if (const auto it = hints.find("flowio_compress_min_bytes"); it != hints.end()) {
     const std::string& text = it->second;
@@ -46,17 +41,7 @@ CompressionSettings CompressionSettings::from_hints(const Hints& hints) {
   return settings;
 }
 
-const char* to_string(CompressionMode mode) {
-  switch (mode) {
-    case CompressionMode::off:
-      return "off";
-    case CompressionMode::on:
-      return "on";
-    case CompressionMode::automatic:
-      return "auto";
-  }
-  return "unknown";
-}
+const char* to_string(CompressionMode mode) { return core::name_of(kModeNames, mode); }
 
 void count_decision(CompressionDecisions& counts, CompressionReason reason) {
   switch (reason) {

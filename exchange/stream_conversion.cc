@@ -20,6 +20,28 @@ constexpr std::int64_t kStagingBytes = 64 * 1024;
 // that an int count (MPI_Register_datarep) never overflows.
 constexpr std::int64_t kUserItemsPerCall = std::int64_t{1} << 30;
 
+// Walks the elements [first, last) of `signature` in batches of one type
+// and at most kStagingBytes native bytes (one element at least), in
+// stream order: batch(run, n, native, file_offset) for n elements of
+// run.type whose native bytes start at stream byte `native` and whose
+// file bytes start `file_offset` bytes after those of `first`.
+template <typename Batch>
+void for_each_batch(const core::TypeSignature& signature, const core::SignaturePosition& first,
+                    const core::SignaturePosition& last, Batch&& batch) {
+  std::int64_t native = first.native;
+  std::int64_t file_offset = 0;
+  signature.for_each_run(first.element, last.element, [&](const core::ElementRun& run) {
+    const std::int64_t per_batch = std::max<std::int64_t>(1, kStagingBytes / run.native_size);
+    for (std::int64_t left = run.count; left > 0;) {
+      const std::int64_t n = std::min(left, per_batch);
+      batch(run, n, native, file_offset);
+      native += n * run.native_size;
+      file_offset += n * run.file_size;
+      left -= n;
+    }
+  });
+}
+
 }  // namespace
 
 StreamConversion::StreamConversion(std::shared_ptr<const DataRepresentation> representation,
@@ -104,26 +126,20 @@ void StreamConversion::to_file(const core::SignaturePosition& first,
     return pack_stream(memory_, first.native, last.native - first.native, file);
   }
   thread_local std::vector<char> staging;
-  std::int64_t native = first.native;
-  signature_.for_each_run(first.element, last.element, [&](const core::ElementRun& run) {
-    const std::int64_t per_batch = std::max<std::int64_t>(1, kStagingBytes / run.native_size);
-    for (std::int64_t left = run.count; left > 0;) {
-      const std::int64_t n = std::min(left, per_batch);
-      const std::int64_t bytes = n * run.native_size;
-      const char* from = nullptr;
-      if (memory_.contiguous()) {
-        from = reinterpret_cast<const char*>(memory_.address_of(native));
-      } else {
-        staging.resize(static_cast<std::size_t>(bytes));
-        pack_stream(memory_, native, bytes, staging.data());
-        from = staging.data();
-      }
-      to_external32(run.type, n, from, file);
-      native += bytes;
-      file += n * run.file_size;
-      left -= n;
-    }
-  });
+  for_each_batch(signature_, first, last,
+                 [&](const core::ElementRun& run, std::int64_t n, std::int64_t native,
+                     std::int64_t file_offset) {
+                   const char* from = nullptr;
+                   if (memory_.contiguous()) {
+                     from = reinterpret_cast<const char*>(memory_.address_of(native));
+                   } else {
+                     const std::int64_t bytes = n * run.native_size;
+                     staging.resize(static_cast<std::size_t>(bytes));
+                     pack_stream(memory_, native, bytes, staging.data());
+                     from = staging.data();
+                   }
+                   to_external32(run.type, n, from, file + file_offset);
+                 });
 }
 
 void StreamConversion::from_file(const core::SignaturePosition& first,
@@ -135,24 +151,19 @@ void StreamConversion::from_file(const core::SignaturePosition& first,
     return unpack_stream(memory_, first.native, last.native - first.native, file);
   }
   thread_local std::vector<char> staging;
-  std::int64_t native = first.native;
-  signature_.for_each_run(first.element, last.element, [&](const core::ElementRun& run) {
-    const std::int64_t per_batch = std::max<std::int64_t>(1, kStagingBytes / run.native_size);
-    for (std::int64_t left = run.count; left > 0;) {
-      const std::int64_t n = std::min(left, per_batch);
-      const std::int64_t bytes = n * run.native_size;
-      if (memory_.contiguous()) {
-        from_external32(run.type, n, file, reinterpret_cast<char*>(memory_.address_of(native)));
-      } else {
-        staging.resize(static_cast<std::size_t>(bytes));
-        from_external32(run.type, n, file, staging.data());
-        unpack_stream(memory_, native, bytes, staging.data());
-      }
-      native += bytes;
-      file += n * run.file_size;
-      left -= n;
-    }
-  });
+  for_each_batch(signature_, first, last,
+                 [&](const core::ElementRun& run, std::int64_t n, std::int64_t native,
+                     std::int64_t file_offset) {
+                   if (memory_.contiguous()) {
+                     from_external32(run.type, n, file + file_offset,
+                                     reinterpret_cast<char*>(memory_.address_of(native)));
+                   } else {
+                     const std::int64_t bytes = n * run.native_size;
+                     staging.resize(static_cast<std::size_t>(bytes));
+                     from_external32(run.type, n, file + file_offset, staging.data());
+                     unpack_stream(memory_, native, bytes, staging.data());
+                   }
+                 });
 }
 
 void StreamConversion::pack(std::int64_t from, std::int64_t bytes, char* destination) const {

@@ -6,6 +6,7 @@
 #include "flowio/error.h"
 #include "io/mapped_sieve.h"
 #include "runtime/core/bulk_copy.h"
+#include "runtime/core/value_names.h"
 
 namespace flowio::io {
 namespace {
@@ -198,6 +199,17 @@ bool fill_window_in_place(StorageBackend& backend, int fd, std::span<const Windo
       &window);
 }
 
+constexpr core::ValueName<SieveMode> kSieveModeNames[] = {{SieveMode::automatic, "automatic"},
+                                                          {SieveMode::enable, "enable"},
+                                                          {SieveMode::disable, "disable"}};
+
+constexpr core::ValueName<WindowMethod> kWindowMethodNames[] = {
+    {WindowMethod::none, "none"},
+    {WindowMethod::contiguous, "contiguous"},
+    {WindowMethod::sieve, "sieve"},
+    {WindowMethod::mapped, "mapped"},
+    {WindowMethod::vectored, "vectored"}};
+
 // Reads [begin, end) into staging; bytes past end of file read as zero.
 // Returns the bytes that lay before end of file.
 std::int64_t read_extent(StorageBackend& backend, int fd, const Shape& shape,
@@ -215,28 +227,11 @@ std::int64_t read_extent(StorageBackend& backend, int fd, const Shape& shape,
 }  // namespace
 
 SieveMode parse_sieve_mode(const std::string& text) {
-  if (text == "automatic") return SieveMode::automatic;
-  if (text == "enable") return SieveMode::enable;
-  if (text == "disable") return SieveMode::disable;
-  throw UsageError(
-      ErrorCode::invalid_argument,
-      "data sieving hint: expected automatic, enable or disable, got \"" + text + "\"");
+  return core::value_named(kSieveModeNames, text, "data sieving hint");
 }
 
 const char* window_method_name(WindowMethod method) {
-  switch (method) {
-    case WindowMethod::none:
-      return "none";
-    case WindowMethod::contiguous:
-      return "contiguous";
-    case WindowMethod::sieve:
-      return "sieve";
-    case WindowMethod::mapped:
-      return "mapped";
-    case WindowMethod::vectored:
-      return "vectored";
-  }
-  return "?";
+  return core::name_of(kWindowMethodNames, method);
 }
 
 WindowIoResult write_window(StorageBackend& backend, int fd, std::span<const WindowPiece> pieces,

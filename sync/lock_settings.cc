@@ -1,6 +1,7 @@
 #include "sync/lock_settings.h"
 
 #include "flowio/error.h"
+#include "runtime/core/value_names.h"
 #include "sync/fcntl_lock.h"
 #include "sync/hybrid_mutex.h"
 #include "sync/mcs_mutex.h"
@@ -13,6 +14,12 @@ namespace flowio::sync {
 namespace {
 
 constexpr int kHome = 0;
+
+constexpr core::ValueName<LockAlgorithm> kAlgorithmNames[] = {
+    {LockAlgorithm::hybrid, "hybrid"},
+    {LockAlgorithm::one_sided, "one_sided"},
+    {LockAlgorithm::mcs, "mcs"},
+    {LockAlgorithm::fcntl, "fcntl"}};
 
 std::unique_ptr<MutexProtocol> make_protocol(LockAlgorithm algorithm, MPI_Comm comm,
                                              ProgressPort& progress) {
@@ -29,35 +36,13 @@ std::unique_ptr<MutexProtocol> make_protocol(LockAlgorithm algorithm, MPI_Comm c
 }  // namespace
 
 const char* lock_algorithm_name(LockAlgorithm algorithm) {
-  switch (algorithm) {
-    case LockAlgorithm::one_sided:
-      return "one_sided";
-    case LockAlgorithm::mcs:
-      return "mcs";
-    case LockAlgorithm::fcntl:
-      return "fcntl";
-    default:
-      return "hybrid";
-  }
+  return core::name_of(kAlgorithmNames, algorithm);
 }
 
 LockSettings LockSettings::from_hints(const Hints& hints) {
   LockSettings settings;
   if (const auto found = hints.find("flowio_lock"); found != hints.end()) {
-    const std::string& value = found->second;
-    if (value == "hybrid") {
-      settings.algorithm = LockAlgorithm::hybrid;
-    } else if (value == "one_sided") {
-      settings.algorithm = LockAlgorithm::one_sided;
-    } else if (value == "mcs") {
-      settings.algorithm = LockAlgorithm::mcs;
-    } else if (value == "fcntl") {
-      settings.algorithm = LockAlgorithm::fcntl;
-    } else {
-      throw UsageError(
-          ErrorCode::invalid_argument,
-          "hint flowio_lock: \"" + value + "\" is not one of hybrid, one_sided, mcs, fcntl");
-    }
+    settings.algorithm = core::value_named(kAlgorithmNames, found->second, "hint flowio_lock");
   }
   if (const auto found = hints.find("flowio_lock_ranges"); found != hints.end()) {
     if (found->second != "enable" && found->second != "disable") {

@@ -12,7 +12,8 @@
 #     on top:           //runtime (access gathers, object sets, remapping)
 #   api:      //api (everything but :vocabulary)
 # Each layer may depend on its own and lower layers only; services may not
-# depend on each other. Asks Bazel for the real dependency graph.
+# depend on each other. Asks Bazel for the real dependency graph (one
+# query for the whole graph).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -45,24 +46,30 @@ for folder in runtime io exchange sync api; do
 done
 universe=$(IFS=+; echo "${patterns[*]}")
 
+# Every direct dependency edge between C++ libraries, in one query: the
+# graph of the libraries in the universe and their direct dependencies,
+# one "FROM TO" line per edge whose FROM is in the universe.
+edges=$(bazel query --noshow_progress --output=graph --nograph:factored \
+  "kind('cc_library', $universe + deps($universe, 1))" |
+  sed -nE 's|^ *"(//[^"]+)" -> "([^"]+)"$|\1 \2|p')
+
 failures=0
 checked=0
-for target in $(bazel query --noshow_progress "kind('cc_library', $universe)"); do
+while read -r target dependency; do
   from=$(layer_of "$target")
-  for dependency in $(bazel query --noshow_progress "kind('cc_library', deps($target, 1)) - $target" | grep '^//' || true); do
-    to=$(layer_of "$dependency")
-    checked=$((checked + 1))
-    [ "$to" -lt 0 ] && continue
-    if [ "$to" -gt "$from" ]; then
-      echo "layering: $target (layer $from) depends on higher layer $dependency (layer $to)" >&2
-      failures=$((failures + 1))
-    fi
-    if [ "$from" -eq 10 ] && [ "$to" -eq 10 ] && [ "$(service_of "$target")" != "$(service_of "$dependency")" ]; then
-      echo "layering: service $target depends on another service $dependency" >&2
-      failures=$((failures + 1))
-    fi
-  done
-done
+  [ "$from" -lt 0 ] && continue
+  checked=$((checked + 1))
+  to=$(layer_of "$dependency")
+  [ "$to" -lt 0 ] && continue
+  if [ "$to" -gt "$from" ]; then
+    echo "layering: $target (layer $from) depends on higher layer $dependency (layer $to)" >&2
+    failures=$((failures + 1))
+  fi
+  if [ "$from" -eq 10 ] && [ "$to" -eq 10 ] && [ "$(service_of "$target")" != "$(service_of "$dependency")" ]; then
+    echo "layering: service $target depends on another service $dependency" >&2
+    failures=$((failures + 1))
+  fi
+done <<<"$edges"
 if [ "$failures" -gt 0 ]; then
   echo "layering: $failures violation(s)" >&2
   exit 1

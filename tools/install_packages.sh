@@ -1,8 +1,8 @@
 #!/bin/bash
 # Installs the Debian packages flowio needs, if any is missing.
 set -euo pipefail
-packages=(mpich libmpich-dev libtbb-dev liburing-dev liblzo2-dev doctest-dev bazel-bootstrap python3-matplotlib
-  libhdf5-mpich-dev hdf5-tools strace)
+packages=(mpich libmpich-dev libtbb-dev liburing-dev liblzo2-dev doctest-dev nlohmann-json3-dev
+  libcli11-dev bazel-bootstrap python3-matplotlib libhdf5-mpich-dev hdf5-tools strace)
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")

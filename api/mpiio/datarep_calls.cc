@@ -56,25 +56,19 @@ int register_datarep(const char* name, Function* read, Function* write,
 
 using namespace flowio::mpiio;
 
-int MPI_Register_datarep(const char* datarep, MPI_Datarep_conversion_function* read_conversion_fn,
-                         MPI_Datarep_conversion_function* write_conversion_fn,
-                         MPI_Datarep_extent_function* dtype_file_extent_fn, void* extra_state) {
-  if (forwarding()) {
-    return PMPI_Register_datarep(datarep, read_conversion_fn, write_conversion_fn,
-                                 dtype_file_extent_fn, extra_state);
+// MPI_Register_datarep and its _c twin, alike but for the conversion
+// functions' count type: one definition for both.
+#define FLOWIO_REGISTER_DATAREP(SUFFIX, CONVERSION)                                          \
+  int MPI_Register_datarep##SUFFIX(                                                          \
+      const char* datarep, CONVERSION* read_conversion_fn, CONVERSION* write_conversion_fn,  \
+      MPI_Datarep_extent_function* dtype_file_extent_fn, void* extra_state) {                \
+    if (forwarding()) {                                                                      \
+      return PMPI_Register_datarep##SUFFIX(datarep, read_conversion_fn, write_conversion_fn, \
+                                           dtype_file_extent_fn, extra_state);               \
+    }                                                                                        \
+    return register_datarep(datarep, read_conversion_fn, write_conversion_fn,                \
+                            dtype_file_extent_fn, extra_state);                              \
   }
-  return register_datarep(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn,
-                          extra_state);
-}
 
-int MPI_Register_datarep_c(const char* datarep,
-                           MPI_Datarep_conversion_function_c* read_conversion_fn,
-                           MPI_Datarep_conversion_function_c* write_conversion_fn,
-                           MPI_Datarep_extent_function* dtype_file_extent_fn, void* extra_state) {
-  if (forwarding()) {
-    return PMPI_Register_datarep_c(datarep, read_conversion_fn, write_conversion_fn,
-                                   dtype_file_extent_fn, extra_state);
-  }
-  return register_datarep(datarep, read_conversion_fn, write_conversion_fn, dtype_file_extent_fn,
-                          extra_state);
-}
+FLOWIO_REGISTER_DATAREP(, MPI_Datarep_conversion_function)
+FLOWIO_REGISTER_DATAREP(_c, MPI_Datarep_conversion_function_c)

@@ -319,6 +319,16 @@ void set_atomicity(LayerFile& file, int flag) {
   file.file.set_atomicity(flag != 0);
 }
 
+// MPI_File_get_type_extent and its _c twin, whose extents are MPI_Aint and
+// MPI_Count: `call` names the one called in errors.
+template <typename Extent>
+int get_type_extent(MPI_File handle, MPI_Datatype datatype, Extent* extent, const char* call) {
+  return serve(handle, [&](LayerFile& file) {
+    core::require_committed(datatype, (std::string(call) + ": the datatype").c_str());
+    *extent = static_cast<Extent>(file.file.type_extent(datatype));
+  });
+}
+
 }  // namespace
 }  // namespace flowio::mpiio
 
@@ -442,18 +452,12 @@ int MPI_File_get_position_shared(MPI_File fh, MPI_Offset* offset) {
 // The extent in the file, under the current view's data representation.
 int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint* extent) {
   if (forwarding()) return PMPI_File_get_type_extent(fh, datatype, extent);
-  return serve(fh, [&](LayerFile& file) {
-    core::require_committed(datatype, "MPI_File_get_type_extent: the datatype");
-    *extent = static_cast<MPI_Aint>(file.file.type_extent(datatype));
-  });
+  return get_type_extent(fh, datatype, extent, "MPI_File_get_type_extent");
 }
 
 int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count* extent) {
   if (forwarding()) return PMPI_File_get_type_extent_c(fh, datatype, extent);
-  return serve(fh, [&](LayerFile& file) {
-    core::require_committed(datatype, "MPI_File_get_type_extent_c: the datatype");
-    *extent = file.file.type_extent(datatype);
-  });
+  return get_type_extent(fh, datatype, extent, "MPI_File_get_type_extent_c");
 }
 
 int MPI_File_set_atomicity(MPI_File fh, int flag) {

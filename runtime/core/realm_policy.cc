@@ -5,36 +5,26 @@
 #include <vector>
 
 #include "flowio/error.h"
+#include "runtime/core/value_names.h"
 
 namespace flowio::core {
 
+namespace {
+
+constexpr ValueName<RealmPolicy> kRealmPolicyNames[] = {
+    {RealmPolicy::even, "even"},
+    {RealmPolicy::aligned, "aligned"},
+    {RealmPolicy::persistent, "persistent"},
+    {RealmPolicy::load_balanced, "load_balanced"},
+    {RealmPolicy::datatype, "datatype"}};
+
+}  // namespace
+
 RealmPolicy parse_realm_policy(const std::string& name) {
-  if (name == "even") return RealmPolicy::even;
-  if (name == "aligned") return RealmPolicy::aligned;
-  if (name == "persistent") return RealmPolicy::persistent;
-  if (name == "load_balanced") return RealmPolicy::load_balanced;
-  if (name == "datatype") return RealmPolicy::datatype;
-  throw UsageError(ErrorCode::invalid_argument,
-                   "flowio_realm_policy: expected even, aligned, persistent, load_balanced or "
-                   "datatype, got \"" +
-                       name + "\"");
+  return value_named(kRealmPolicyNames, name, "flowio_realm_policy");
 }
 
-const char* realm_policy_name(RealmPolicy policy) {
-  switch (policy) {
-    case RealmPolicy::even:
-      return "even";
-    case RealmPolicy::aligned:
-      return "aligned";
-    case RealmPolicy::persistent:
-      return "persistent";
-    case RealmPolicy::load_balanced:
-      return "load_balanced";
-    case RealmPolicy::datatype:
-      return "datatype";
-  }
-  return "?";
-}
+const char* realm_policy_name(RealmPolicy policy) { return name_of(kRealmPolicyNames, policy); }
 
 AccessSummary AccessSummary::of(const Access& access, bool quantiles) {
   AccessSummary summary;

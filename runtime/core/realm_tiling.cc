@@ -7,6 +7,7 @@
 
 #include "flowio/error.h"
 #include "runtime/core/checked_arithmetic.h"
+#include "runtime/core/hash.h"
 #include "runtime/core/piece_cursor.h"
 
 namespace flowio::core {
@@ -24,14 +25,6 @@ constexpr std::int64_t kMostPeriod = std::int64_t{1} << 40;
 std::int64_t positive_modulo(std::int64_t x, std::int64_t period) {
   const std::int64_t r = x % period;
   return r < 0 ? r + period : r;
-}
-
-std::uint64_t mix(std::uint64_t hash, std::uint64_t word) {
-  // splitmix64's finalizer over the running hash and the next word.
-  hash = (hash ^ word) + 0x9e3779b97f4a7c15ull;
-  hash = (hash ^ (hash >> 30)) * 0xbf58476d1ce4e5b9ull;
-  hash = (hash ^ (hash >> 27)) * 0x94d049bb133111ebull;
-  return hash ^ (hash >> 31);
 }
 
 // The pieces of one copy of `type` (touching pieces merged), refusing more
@@ -155,13 +148,13 @@ RealmTiling RealmTiling::of_segments(int slots, std::int64_t period, std::vector
                " bytes belongs to no realm");
   }
   tiling.segments_by_slot_.resize(static_cast<std::size_t>(slots));
-  std::uint64_t key =
-      mix(mix(0, static_cast<std::uint64_t>(slots)), static_cast<std::uint64_t>(period));
+  std::uint64_t key = hash_combine(hash_combine(0, static_cast<std::uint64_t>(slots)),
+                                   static_cast<std::uint64_t>(period));
   for (std::size_t i = 0; i < tiling.segments_.size(); ++i) {
     const Segment& segment = tiling.segments_[i];
     tiling.segments_by_slot_[static_cast<std::size_t>(segment.slot)].push_back(i);
-    key = mix(mix(key, static_cast<std::uint64_t>(segment.end)),
-              static_cast<std::uint64_t>(segment.slot));
+    key = hash_combine(hash_combine(key, static_cast<std::uint64_t>(segment.end)),
+                       static_cast<std::uint64_t>(segment.slot));
   }
   tiling.key_ = key;
   return tiling;

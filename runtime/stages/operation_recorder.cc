@@ -40,22 +40,17 @@ void OperationRecorder::record_until(Stage stage, std::int64_t begin_ns, std::in
   if (messages != 0) counters.messages.fetch_add(messages, std::memory_order_relaxed);
   if (requests != 0) counters.io_requests.fetch_add(requests, std::memory_order_relaxed);
   if (Trace::process().enabled()) {
-    std::string args;
-    const auto add = [&args](const char* key, std::int64_t value) {
-      if (value == 0) return;
-      if (!args.empty()) args += ',';
-      args += std::string("\"") + key + "\":" + std::to_string(value);
-    };
-    add("bytes", bytes);
-    add("messages", messages);
-    add("io_requests", requests);
+    TraceArgs args;
+    for (const auto& [key, value] :
+         {std::pair{"bytes", bytes}, {"messages", messages}, {"io_requests", requests}}) {
+      if (value != 0) args.emplace_back(key, value);
+    }
     trace_span(stage, rank_, writing_, sequence_, begin_ns, end_ns, index, role, args);
   }
 }
 
 void trace_span(Stage stage, int rank, bool writing, std::uint64_t sequence, std::int64_t begin_ns,
-                std::int64_t end_ns, std::int64_t index, const char* role,
-                const std::string& args) {
+                std::int64_t end_ns, std::int64_t index, const char* role, const TraceArgs& args) {
   Trace& trace = Trace::process();
   if (trace.enabled()) {
     trace.record(stage_name(stage), rank,
@@ -73,10 +68,9 @@ void OperationRecorder::record_compression(Stage stage, std::int64_t begin_ns, s
   counters.nanoseconds.fetch_add(end_ns - begin_ns, std::memory_order_relaxed);
   counters.bytes.fetch_add(bytes, std::memory_order_relaxed);
   if (Trace::process().enabled()) {
-    trace_span(
-        stage, rank_, writing_, sequence_, begin_ns, end_ns, index,
-        wire_bytes < bytes ? " lzo" : " raw",
-        "\"bytes\":" + std::to_string(bytes) + ",\"wire_bytes\":" + std::to_string(wire_bytes));
+    trace_span(stage, rank_, writing_, sequence_, begin_ns, end_ns, index,
+               wire_bytes < bytes ? " lzo" : " raw",
+               {{"bytes", bytes}, {"wire_bytes", wire_bytes}});
   }
 }
 

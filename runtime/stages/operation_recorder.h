@@ -16,6 +16,7 @@
 
 #include "flowio/statistics.h"
 #include "runtime/core/realm_policy.h"
+#include "runtime/stages/trace.h"
 
 namespace flowio::runtime {
 
@@ -88,7 +89,7 @@ struct OperationRecord {
 // `args` the members of its "args" object (Trace::record).
 void trace_span(Stage stage, int rank, bool writing, std::uint64_t sequence, std::int64_t begin_ns,
                 std::int64_t end_ns, std::int64_t index = -1, const char* role = "",
-                const std::string& args = {});
+                const TraceArgs& args = {});
 
 // Thread safety: record() and add_method() may be called from any thread.
 class OperationRecorder {

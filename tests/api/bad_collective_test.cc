@@ -24,18 +24,11 @@
 namespace {
 
 using flowio::ErrorCode;
-using flowio::testing::gather_outcomes;
-using flowio::testing::observe;
-using flowio::testing::Outcome;
-using flowio::testing::print_outcomes;
-using flowio::testing::slowest;
+using namespace flowio::testing;
 
 // Agreement on a failure needs one round of messages: a correct engine
 // answers in milliseconds; this is the margin for a loaded machine.
 constexpr std::chrono::seconds kDeadline{10};
-
-using flowio::testing::world_rank;
-using flowio::testing::world_size;
 
 bool is_last() { return world_rank() == world_size() - 1; }
 

@@ -27,15 +27,7 @@
 namespace {
 
 using flowio::ErrorCode;
-using flowio::testing::gather_outcomes;
-using flowio::testing::observe;
-using flowio::testing::observe_future;
-using flowio::testing::Outcome;
-using flowio::testing::print_outcomes;
-
-using flowio::testing::fresh_path;
-using flowio::testing::world_rank;
-using flowio::testing::world_size;
+using namespace flowio::testing;
 
 flowio::File open_scratch(const std::string& name, const flowio::Hints& hints = {}) {
   return flowio::File::open(MPI_COMM_WORLD, fresh_path(name),

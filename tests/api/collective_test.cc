@@ -23,15 +23,7 @@
 
 namespace {
 
-using flowio::testing::pattern;
-using flowio::testing::read_whole_file;
-using flowio::testing::write_pattern_file;
-
-using flowio::testing::all_ranks;
-using flowio::testing::fresh_path;
-using flowio::testing::InterleavedView;
-using flowio::testing::world_rank;
-using flowio::testing::world_size;
+using namespace flowio::testing;
 
 // The byte every test expects at `file_offset` of a file it wrote.
 std::string describe(const flowio::Hints& hints) {

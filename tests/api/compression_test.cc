@@ -18,12 +18,7 @@
 
 namespace {
 
-using flowio::testing::interleaved_offset;
-using flowio::testing::InterleavedView;
-using flowio::testing::read_whole_file;
-
-using flowio::testing::world_rank;
-using flowio::testing::world_size;
+using namespace flowio::testing;
 
 constexpr int kBlock = 4096;    // bytes of each rank's blocks in the file
 constexpr int kBlocks = 64;     // blocks per rank

@@ -70,9 +70,7 @@ std::size_t read(flowio::File& file, const Route& route, MPI_Offset offset, void
 
 // `type` as a filetype: kCopies tiles of it, from this rank's region.
 void check_filetype(const CornerType& corner, const Route& route) {
-  const std::string type_name = corner.name, route_name = route.name;
-  CAPTURE(type_name);
-  CAPTURE(route_name);
+  INFO(corner.name << " through " << route.name);
   MPI_Datatype type = corner.make();
   const CornerLayout layout = corner_layout(type);
   const MPI_Aint extent = layout.extent, true_lb = layout.true_lb, true_extent = layout.true_extent;
@@ -123,9 +121,7 @@ void check_filetype(const CornerType& corner, const Route& route) {
 // `type` as a memory type: kCopies copies written to a contiguous part of
 // the file and read back into fresh memory.
 void check_memory_type(const CornerType& corner, const Route& route) {
-  const std::string type_name = corner.name, route_name = route.name;
-  CAPTURE(type_name);
-  CAPTURE(route_name);
+  INFO(corner.name << " through " << route.name);
   MPI_Datatype type = corner.make();
   const CornerLayout layout = corner_layout(type);
   const MPI_Aint extent = layout.extent, true_lb = layout.true_lb, true_extent = layout.true_extent;

@@ -19,19 +19,15 @@
 
 #include "flowio/flowio.h"
 #include "tests/api/file_contents.h"
+#include "tests/api/record_types.h"
 #include "tests/api/test_paths.h"
 #include "tests/support/with_hint.h"
 #include "tests/support/world.h"
 
 namespace {
 
-using flowio::testing::read_whole_file;
-
+using namespace flowio::testing;
 using Bytes = std::vector<unsigned char>;
-
-using flowio::testing::with_hint;
-using flowio::testing::world_rank;
-using flowio::testing::world_size;
 
 // One rank's part of a case: `count` elements of `type` (a double or an
 // int, `size` bytes), their stream in the file laid into `blocks` (byte
@@ -259,13 +255,9 @@ TEST_CASE("Api.External32Aggregators.FallBackToClients") {
   const MPI_Aint memory_at[] = {offsetof(Record, a), offsetof(Record, b)};
   const MPI_Aint file_at[] = {0, 4};
   const MPI_Datatype types[] = {MPI_INT, MPI_DOUBLE};
-  MPI_Datatype memory_record, sized, file_record, filetype;
-  MPI_Type_create_struct(2, lengths, memory_at, types, &memory_record);
-  MPI_Type_create_resized(memory_record, 0, sizeof(Record), &sized);
-  MPI_Type_commit(&sized);
-  MPI_Type_create_struct(2, lengths, file_at, types, &file_record);
-  MPI_Type_commit(&file_record);
-  MPI_Type_create_hvector(kRecords / 2, 2, 24 * ranks, file_record, &filetype);
+  const RecordTypes record(lengths, memory_at, file_at, types, sizeof(Record));
+  MPI_Datatype filetype;
+  MPI_Type_create_hvector(kRecords / 2, 2, 24 * ranks, record.file(), &filetype);
   MPI_Type_commit(&filetype);
   std::vector<Record> mine(kRecords);
   for (int i = 0; i < kRecords; ++i)
@@ -273,8 +265,8 @@ TEST_CASE("Api.External32Aggregators.FallBackToClients") {
   const std::string path = flowio::testing::scratch_path(MPI_COMM_WORLD, "e32_agg_records");
   flowio::File file = flowio::File::open(MPI_COMM_WORLD, path,
                                          flowio::Mode::create | flowio::Mode::rdwr, kTwoPhase);
-  file.set_view(rank * 24, file_record, filetype, {}, "external32");
-  CHECK(file.write_all(mine.data(), kRecords, sized) == kRecords * 12);
+  file.set_view(rank * 24, record.file(), filetype, {}, "external32");
+  CHECK(file.write_all(mine.data(), kRecords, record.memory()) == kRecords * 12);
   file.sync();
   CHECK(packed_bytes(file.statistics().back()) == kRecords * 12);
   MPI_Barrier(MPI_COMM_WORLD);
@@ -293,9 +285,6 @@ TEST_CASE("Api.External32Aggregators.FallBackToClients") {
     CHECK(read_whole_file<unsigned char>(path) == expected);
   }
   file.close();
-  MPI_Type_free(&memory_record);
-  MPI_Type_free(&sized);
-  MPI_Type_free(&file_record);
   MPI_Type_free(&filetype);
   MPI_Barrier(MPI_COMM_WORLD);
 }

@@ -26,12 +26,8 @@
 
 namespace {
 
-using flowio::testing::read_whole_file;
-
+using namespace flowio::testing;
 using Bytes = std::vector<unsigned char>;
-
-using flowio::testing::world_rank;
-using flowio::testing::world_size;
 
 // A predefined type whose external32 form reverses units of `unit` bytes,
 // `unit * parts` bytes an element.

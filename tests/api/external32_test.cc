@@ -19,17 +19,14 @@
 
 #include "flowio/flowio.h"
 #include "tests/api/file_contents.h"
+#include "tests/api/record_types.h"
 #include "tests/api/test_paths.h"
 #include "tests/support/world.h"
 
 namespace {
 
-using flowio::testing::read_whole_file;
-
+using namespace flowio::testing;
 using Bytes = std::vector<unsigned char>;
-
-using flowio::testing::world_rank;
-using flowio::testing::world_size;
 
 enum class Kind { integer, floating, long_double };
 
@@ -225,15 +222,11 @@ TEST_CASE("Api.External32.MixedRecordsSplitAcrossWindows") {
                                     offsetof(Record, d), offsetof(Record, e)};
   const MPI_Aint file_displacements[] = {0, 2, 6, 22, 38};
   const MPI_Datatype types[] = {MPI_SHORT, MPI_LONG, MPI_DOUBLE, MPI_LONG_DOUBLE, MPI_WCHAR};
-  MPI_Datatype record_type, sized_record, file_record, interleave;
-  MPI_Type_create_struct(5, lengths, displacements, types, &record_type);
-  MPI_Type_create_resized(record_type, 0, sizeof(Record), &sized_record);
-  MPI_Type_commit(&sized_record);
-  MPI_Type_create_struct(5, lengths, file_displacements, types, &file_record);
-  MPI_Type_commit(&file_record);
+  const RecordTypes record(lengths, displacements, file_displacements, types, sizeof(Record));
+  MPI_Datatype interleave;
   const int rank = world_rank(), ranks = world_size();
   constexpr int kRecords = 9;
-  MPI_Type_vector(kRecords, 1, ranks, file_record, &interleave);
+  MPI_Type_vector(kRecords, 1, ranks, record.file(), &interleave);
   MPI_Type_commit(&interleave);
   // Filled in place: a copy of a Record need not keep the bytes of its holes.
   auto fill = [](int r, int i, Record& record) {
@@ -278,20 +271,20 @@ TEST_CASE("Api.External32.MixedRecordsSplitAcrossWindows") {
                                    {"romio_cb_read", buffering}};
       flowio::File file = flowio::File::open(MPI_COMM_WORLD, path,
                                              flowio::Mode::create | flowio::Mode::rdwr, hints);
-      file.set_view(0, file_record, file_record, {}, "external32");
-      const MPI_Count extent = file.type_extent(file_record);
+      file.set_view(0, record.file(), record.file(), {}, "external32");
+      const MPI_Count extent = file.type_extent(record.file());
       CHECK(extent == 40);
       // Byte bounds are taken as they are: the C record's 64.
-      CHECK(file.type_extent(sized_record) == sizeof(Record));
-      file.set_view(rank * extent, file_record, interleave, {}, "external32");
+      CHECK(file.type_extent(record.memory()) == sizeof(Record));
+      file.set_view(rank * extent, record.file(), interleave, {}, "external32");
       // Counts are memory bytes: 2 + 8 + 16 + 16 + 4 data bytes a record.
-      CHECK(file.write_all(mine.data(), kRecords, sized_record) == kRecords * 46);
+      CHECK(file.write_all(mine.data(), kRecords, record.memory()) == kRecords * 46);
       file.sync();
       MPI_Barrier(MPI_COMM_WORLD);
       if (rank == 0) CHECK(read_whole_file<unsigned char>(path) == expected);
       std::vector<Record> back(kRecords);
       std::memset(back.data(), 0x5A, back.size() * sizeof(Record));
-      CHECK(file.read_at_all(0, back.data(), kRecords, sized_record) == kRecords * 46);
+      CHECK(file.read_at_all(0, back.data(), kRecords, record.memory()) == kRecords * 46);
       const auto* got = reinterpret_cast<const unsigned char*>(back.data());
       const auto* want = reinterpret_cast<const unsigned char*>(mine.data());
       const std::size_t bytes = back.size() * sizeof(Record);
@@ -302,9 +295,6 @@ TEST_CASE("Api.External32.MixedRecordsSplitAcrossWindows") {
       MPI_Barrier(MPI_COMM_WORLD);
     }
   }
-  MPI_Type_free(&record_type);
-  MPI_Type_free(&sized_record);
-  MPI_Type_free(&file_record);
   MPI_Type_free(&interleave);
 }
 

@@ -20,19 +20,10 @@
 
 namespace flowio::testing::faults {
 
+// A using-directive is transitive: the tests that take this namespace
+// whole take the test helpers with it.
 using flowio::ErrorCode;
-using flowio::testing::all_ranks;
-using flowio::testing::fresh_path;
-using flowio::testing::gather_outcomes;
-using flowio::testing::interleaved_offset;
-using flowio::testing::InterleavedView;
-using flowio::testing::observe;
-using flowio::testing::observe_future;
-using flowio::testing::Outcome;
-using flowio::testing::print_outcomes;
-using flowio::testing::slowest;
-using flowio::testing::world_rank;
-using flowio::testing::world_size;
+using namespace flowio::testing;
 
 // A failure must reach every rank well within this (measured: well under
 // a second; the margin is for a loaded machine and the sanitizers).

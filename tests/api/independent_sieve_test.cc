@@ -30,10 +30,7 @@
 
 namespace {
 
-using flowio::testing::FaultScope;
-
-using flowio::testing::world_rank;
-using flowio::testing::world_size;
+using namespace flowio::testing;
 
 // Blocks of `block` bytes every `stride` bytes, the filetype's extent
 // `stride` (so that the view repeats the pattern).

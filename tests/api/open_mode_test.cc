@@ -25,13 +25,9 @@
 
 namespace {
 
-using flowio::testing::read_whole_file;
+using namespace flowio::testing;
 
 constexpr int kDoubles = 4096;
-
-using flowio::testing::all_ranks;
-using flowio::testing::world_rank;
-using flowio::testing::world_size;
 
 void write_whole_file(const std::string& path, const std::vector<char>& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

@@ -22,9 +22,7 @@ constexpr int kBlock = 64;    // bytes of each rank's block
 constexpr int kBlocks = 200;  // blocks per call
 constexpr int kBytes = kBlock * kBlocks;
 
-using flowio::testing::InterleavedView;
-using flowio::testing::world_rank;
-using flowio::testing::world_size;
+using namespace flowio::testing;
 
 std::vector<char> data(int round) {
   std::vector<char> bytes(kBytes);

@@ -24,11 +24,7 @@
 
 namespace {
 
-using flowio::testing::InterleavedView;
-using flowio::testing::pattern;
-using flowio::testing::world_rank;
-using flowio::testing::world_size;
-using flowio::testing::write_pattern_file;
+using namespace flowio::testing;
 
 constexpr int kBlock = 128;              // bytes of each rank's blocks, interleaved
 constexpr std::int64_t kPerRank = 1536;  // bytes each rank reads

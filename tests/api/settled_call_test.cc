@@ -23,11 +23,7 @@
 
 namespace {
 
-using flowio::testing::pattern;
-
-using flowio::testing::all_ranks;
-using flowio::testing::world_rank;
-using flowio::testing::world_size;
+using namespace flowio::testing;
 
 // The same value on every rank.
 bool same_on_all_ranks(std::int64_t value) {

@@ -29,7 +29,7 @@
 
 namespace {
 
-using flowio::testing::FaultScope;
+using namespace flowio::testing;
 
 // A failure must reach every rank well within this (measured: a few
 // milliseconds; the margin is for a loaded machine and the sanitizers).
@@ -43,11 +43,6 @@ constexpr std::chrono::seconds kDeadline{30};
 constexpr int kBlock = 256;
 constexpr std::int64_t kBlocksPerRank = 16;
 constexpr std::int64_t kBytesPerRank = kBlocksPerRank * kBlock;
-
-using flowio::testing::all_ranks;
-using flowio::testing::InterleavedView;
-using flowio::testing::world_rank;
-using flowio::testing::world_size;
 
 std::vector<char> my_data(int salt) {
   std::vector<char> data(kBytesPerRank);
@@ -117,6 +112,22 @@ struct Seen {
   int names_stage = 0;
   double seconds = 0;
 };
+
+// What a case does, for failure reports and the operation's watchdog:
+// "ROUTE, [i]write_at_all (or read), WHERE throws FAULT on rank N".
+std::string describe_case(const char* route, bool blocking, bool writing, const std::string& where,
+                          const Fault& fault, int failing) {
+  const std::string call =
+      std::string(blocking ? "" : "i") + (writing ? "write_at_all" : "read_at_all");
+  return std::string(route) + ", " + call + ", " + where + " throws " + fault.name + " on rank " +
+         std::to_string(failing);
+}
+
+// The injection spec of a fault of the collective path at `point` (a
+// stage or a finer point) on rank `failing`: FaultScope's text.
+std::string collective_fault(const std::string& point, int failing, const std::string& fault) {
+  return "on=collective." + point + ",rank=" + std::to_string(failing) + ",fault=" + fault;
+}
 
 bool contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
@@ -238,19 +249,15 @@ TEST_CASE("Api.StageFault.EveryStageFailsEveryRankAlike") {
           for (const int failing : failing_ranks(case_number)) {
             const Fault& fault = kFaults[case_number % std::size(kFaults)];
             ++case_number;
-            const std::string call =
-                std::string(blocking ? "" : "i") + (writing ? "write_at_all" : "read_at_all");
-            const std::string what = std::string(route.name) + ", " + call + ", stage " + stage +
-                                     " throws " + fault.name + " on rank " +
-                                     std::to_string(failing);
+            const std::string what = describe_case(route.name, blocking, writing,
+                                                   std::string("stage ") + stage, fault, failing);
             CAPTURE(what);
             const flowio::testing::Operation running(what);
             const std::vector<char> data = my_data(++salt);
             std::vector<char> back(kBytesPerRank, '#');
             Seen mine;
             {
-              const FaultScope scope(std::string("on=collective.") + stage +
-                                     ",rank=" + std::to_string(failing) + ",fault=" + fault.name);
+              const FaultScope scope(collective_fault(stage, failing, fault.name));
               mine = observe(failing, stage, [&] {
                 if (blocking && writing) {
                   file.write_at_all(0, data.data(), kBytesPerRank, MPI_CHAR);
@@ -264,10 +271,7 @@ TEST_CASE("Api.StageFault.EveryStageFailsEveryRankAlike") {
                 }
               });
             }
-            check_every_rank_failed(gather(mine), fault.expected, failing, stage,
-                                    std::string(route.name) + " " + call + " | stage " + stage +
-                                        " throws " + fault.name + " on rank " +
-                                        std::to_string(failing));
+            check_every_rank_failed(gather(mine), fault.expected, failing, stage, what);
             check_usable(file, ++salt, what);
           }
         }
@@ -305,8 +309,7 @@ TEST_CASE("Api.StageFault.StalledStageDelaysEveryRank") {
     const std::vector<char> data = my_data(++salt);
     Seen mine;
     {
-      const FaultScope scope(std::string("on=collective.") + stage +
-                             ",rank=" + std::to_string(last) + ",fault=stall,ms=200");
+      const FaultScope scope(collective_fault(stage, last, "stall,ms=200"));
       mine = observe(last, stage, [&] {
         flowio::Future<std::size_t> pending =
             file.iwrite_at_all(0, data.data(), kBytesPerRank, MPI_CHAR);
@@ -381,19 +384,15 @@ TEST_CASE("Api.StageFault.PlanThatCannotBeMadeFailsEveryRank") {
             // A place of its own in each rank's stream, so that no plan
             // kept from an earlier case applies and the call compiles.
             const auto at = static_cast<MPI_Offset>(case_number * kBytesPerRank);
-            const std::string call =
-                std::string(blocking ? "" : "i") + (writing ? "write_at_all" : "read_at_all");
-            const std::string what = std::string(route.name) + ", " + call + ", " + point.name +
-                                     " throws " + fault.name + " on rank " +
-                                     std::to_string(failing);
+            const std::string what =
+                describe_case(route.name, blocking, writing, point.name, fault, failing);
             CAPTURE(what);
             const flowio::testing::Operation running(what);
             const std::vector<char> data = my_data(++salt);
             std::vector<char> back(kBytesPerRank, '#');
             Seen mine;
             {
-              const FaultScope scope(std::string("on=collective.") + point.name +
-                                     ",rank=" + std::to_string(failing) + ",fault=" + fault.name);
+              const FaultScope scope(collective_fault(point.name, failing, fault.name));
               mine = observe(failing, point.stage, [&] {
                 if (blocking && writing) {
                   file.write_at_all(at, data.data(), kBytesPerRank, MPI_CHAR);
@@ -407,10 +406,7 @@ TEST_CASE("Api.StageFault.PlanThatCannotBeMadeFailsEveryRank") {
                 }
               });
             }
-            check_every_rank_failed(gather(mine), fault.expected, failing, point.stage,
-                                    std::string(route.name) + " " + call + " | " + point.name +
-                                        " throws " + fault.name + " on rank " +
-                                        std::to_string(failing));
+            check_every_rank_failed(gather(mine), fault.expected, failing, point.stage, what);
             // The same call again (the write, or the read after a write):
             // it compiles anew, kept plans or not.
             check_usable(file, ++salt, what, at);

@@ -125,6 +125,25 @@ inline RandomView random_view(std::mt19937_64& rng, std::int64_t max_bytes = 204
   return out;
 }
 
+// A random stream range [begin, end) of a view whose filetype holds
+// `filetype_size` bytes: it starts within the first three filetypes and
+// spans up to three more. Empty ranges come up only when `may_be_empty`.
+struct StreamRange {
+  std::int64_t begin = 0;
+  std::int64_t end = 0;
+};
+
+inline StreamRange random_stream_range(std::mt19937_64& rng, std::int64_t filetype_size,
+                                       bool may_be_empty) {
+  const auto below = [&rng](std::int64_t bound) {
+    return static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(bound));
+  };
+  const std::int64_t begin = below(3 * filetype_size);
+  const std::int64_t length =
+      may_be_empty ? below(3 * filetype_size + 1) : below(3 * filetype_size) + 1;
+  return {begin, begin + length};
+}
+
 // Compares every answer of `access` with the model of its data, `truth`
 // (sorted, not overlapping, touching pieces joined): bytes, extent, the
 // piece estimate, bytes_before, offset_of, next_data_at_or_after and

@@ -18,9 +18,7 @@
 
 namespace {
 
-using flowio::core::FlatType;
-using flowio::core::Piece;
-using flowio::core::PieceCursor;
+using namespace flowio::core;
 
 std::vector<Piece> all_pieces(const FlatType& type, std::int64_t count, std::int64_t origin = 0,
                               std::int64_t start = 0) {

@@ -15,9 +15,7 @@
 
 namespace {
 
-using flowio::core::FlatType;
-using flowio::core::Piece;
-using flowio::core::PieceCursor;
+using namespace flowio::core;
 
 MPI_Datatype committed(MPI_Datatype type) {
   MPI_Type_commit(&type);

@@ -20,11 +20,7 @@
 
 namespace {
 
-using flowio::core::FlatType;
-using flowio::core::RealmLayout;
-using flowio::core::RealmTiling;
-using flowio::core::RealmType;
-using flowio::core::Window;
+using namespace flowio::core;
 
 std::int64_t positive_modulo(std::int64_t x, std::int64_t period) {
   return ((x % period) + period) % period;

@@ -21,14 +21,7 @@
 
 namespace {
 
-using flowio::core::Access;
-using flowio::core::AccessSummary;
-using flowio::core::Piece;
-using flowio::core::plan_realms;
-using flowio::core::RealmLayout;
-using flowio::core::RealmPolicy;
-using flowio::core::RealmSettings;
-using flowio::core::Window;
+using namespace flowio::core;
 
 // Random sorted pieces from `start`, `count` of them, gaps and lengths
 // drawn from the given ranges.
@@ -55,6 +48,9 @@ std::vector<AccessSummary> summaries_of(const std::vector<std::vector<Piece>>& p
 struct Extent {
   std::int64_t begin = std::numeric_limits<std::int64_t>::max();
   std::int64_t end = 0;
+
+  // One of `slots` equal shares of the extent, rounded up.
+  std::int64_t share(int slots) const { return (end - begin + slots - 1) / slots; }
 };
 
 Extent extent_of(const std::vector<std::vector<Piece>>& processes) {
@@ -101,6 +97,16 @@ std::string read_boundaries(const RealmLayout& layout, std::vector<std::int64_t>
            std::to_string(layout.end());
   }
   return "";
+}
+
+// The boundaries of `layout` (read_boundaries), which must span exactly
+// `extent`.
+std::vector<std::int64_t> boundaries_over(const RealmLayout& layout, const Extent& extent) {
+  CHECK(layout.begin() == extent.begin);
+  CHECK(layout.end() == extent.end);
+  std::vector<std::int64_t> boundaries;
+  REQUIRE(read_boundaries(layout, boundaries) == "");
+  return boundaries;
 }
 
 // Data bytes of the processes in [from, to), counted piece by piece.
@@ -206,12 +212,9 @@ TEST_CASE("Core.RealmPolicy.EvenCoversTheRegion") {
     const RealmLayout layout = plan_realms(settings, summaries, unit);
     CAPTURE(settings.slots);
     CHECK(layout.slots() == settings.slots);
-    CHECK(layout.begin() == extent.begin);
-    CHECK(layout.end() == extent.end);
-    std::vector<std::int64_t> boundaries;
-    REQUIRE(read_boundaries(layout, boundaries) == "");
+    const std::vector<std::int64_t> boundaries = boundaries_over(layout, extent);
     CAPTURE(show(boundaries));
-    const std::int64_t share = (extent.end - extent.begin + settings.slots - 1) / settings.slots;
+    const std::int64_t share = extent.share(settings.slots);
     for (int slot = 0; slot < settings.slots; ++slot) {
       CHECK(boundaries[slot + 1] - boundaries[slot] <= share);
     }
@@ -236,12 +239,9 @@ TEST_CASE("Core.RealmPolicy.AlignedBoundaries") {
     const RealmLayout layout = plan_realms(settings, summaries_of(processes), unit);
     CAPTURE(settings.slots);
     CAPTURE(settings.alignment);
-    CHECK(layout.begin() == extent.begin);
-    CHECK(layout.end() == extent.end);
-    std::vector<std::int64_t> boundaries;
-    REQUIRE(read_boundaries(layout, boundaries) == "");
+    const std::vector<std::int64_t> boundaries = boundaries_over(layout, extent);
     CAPTURE(show(boundaries));
-    const std::int64_t share = (extent.end - extent.begin + settings.slots - 1) / settings.slots;
+    const std::int64_t share = extent.share(settings.slots);
     for (int slot = 0; slot < settings.slots; ++slot) {
       const std::int64_t b = boundaries[slot + 1];
       CHECK((b % settings.alignment == 0 || b == extent.begin || b == extent.end));
@@ -370,10 +370,7 @@ TEST_CASE("Core.RealmPolicy.LoadBalancedEqualShares") {
     std::optional<std::int64_t> unit;
     const RealmLayout layout = plan_realms(settings, summaries, unit);
     const Extent extent = extent_of(processes);
-    CHECK(layout.begin() == extent.begin);
-    CHECK(layout.end() == extent.end);
-    std::vector<std::int64_t> boundaries;
-    REQUIRE(read_boundaries(layout, boundaries) == "");
+    const std::vector<std::int64_t> boundaries = boundaries_over(layout, extent);
 
     const std::int64_t total = bytes_in(processes, extent.begin, extent.end);
     std::int64_t quantile = 0;

@@ -18,11 +18,7 @@
 
 namespace {
 
-using flowio::core::FlatBlock;
-using flowio::core::FlatType;
-using flowio::core::RealmDescription;
-using flowio::core::RealmTiling;
-using flowio::core::RealmType;
+using namespace flowio::core;
 
 // A type of the runs [offset, offset + length) with the given extent.
 FlatType runs(std::vector<std::pair<std::int64_t, std::int64_t>> list, std::int64_t extent) {

@@ -12,9 +12,7 @@
 
 namespace {
 
-using flowio::core::ElementRun;
-using flowio::core::SignaturePosition;
-using flowio::core::TypeSignature;
+using namespace flowio::core;
 
 MPI_Datatype committed(MPI_Datatype type) {
   MPI_Type_commit(&type);

@@ -17,6 +17,7 @@
 #include <mpi.h>
 #include <unistd.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -218,27 +219,30 @@ int verify(const std::string& directory, int ranks) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc < 3) {
-    std::fprintf(stderr, "usage: %s write|sync DIR, or verify DIR RANKS\n", argv[0]);
-    return 2;
-  }
-  const std::string step = argv[1], directory = argv[2];
-  if (step == "verify") return verify(directory, argc > 3 ? std::atoi(argv[3]) : 1);
+  CLI::App app("One step of the durability test.", "durability_program");
+  std::string directory;
+  int ranks = 1;
+  CLI::App* write_step = app.add_subcommand("write", "write every route, then fail a write");
+  write_step->add_option("DIR", directory)->required();
+  CLI::App* sync_step = app.add_subcommand("sync", "write every route and sync");
+  sync_step->add_option("DIR", directory)->required();
+  CLI::App* verify_step = app.add_subcommand("verify", "check the files (one process)");
+  verify_step->add_option("DIR", directory)->required();
+  verify_step->add_option("RANKS", ranks, "how many ranks wrote them")->check(CLI::PositiveNumber);
+  app.require_subcommand(1);
+  CLI11_PARSE(app, argc, argv);
+  if (verify_step->parsed()) return verify(directory, ranks);
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
   try {
-    if (step == "write") {
-      write_all_routes(directory, false);
-      write_then_fail(directory);
-    } else if (step == "sync") {
-      write_all_routes(directory, true);
-    } else {
-      fail("unknown step " + step);
-    }
+    write_all_routes(directory, sync_step->parsed());
+    if (write_step->parsed()) write_then_fail(directory);
   } catch (const flowio::Error& error) {
     fail(error.what());
   }
-  if (world_rank() == 0) std::printf("%s: done on %d ranks\n", step.c_str(), world_size());
+  if (world_rank() == 0) {
+    std::printf("%s: done on %d ranks\n", write_step->parsed() ? "write" : "sync", world_size());
+  }
   MPI_Finalize();
   return 0;
 }

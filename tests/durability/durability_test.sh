@@ -18,12 +18,8 @@ set -euo pipefail
 ranks=$1
 program=$(realpath "$2")
 work=$(mktemp -d "${TEST_TMPDIR:-${TMPDIR:-/tmp}}/durability.XXXXXX")
-if [ -n "${TEST_SRCDIR:-}" ]; then
-  support="$TEST_SRCDIR/${TEST_WORKSPACE:-flowio}/tests/support"
-else
-  support="$(dirname "$(realpath "$0")")/../support"
-fi
-source "$support/mpi_runner_setup.sh"
+# From the runfiles under Bazel, from the source tree otherwise.
+source "$(dirname "$0")/../support/mpi_runner_setup.sh"
 bazel_timeout=${TEST_TIMEOUT:-300}
 export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-$((bazel_timeout * 40 / 100))}
 

@@ -20,17 +20,9 @@
 
 namespace {
 
-using flowio::core::Access;
-using flowio::core::FileView;
-using flowio::core::Piece;
-using flowio::core::testing::check_access;
-using flowio::core::testing::joined;
-using flowio::core::testing::random_view;
-using flowio::core::testing::view_pieces;
-using flowio::exchange::decode_access;
-using flowio::exchange::encode_pieces;
-using flowio::exchange::encode_view_access;
-
+using namespace flowio::core;
+using namespace flowio::core::testing;
+using namespace flowio::exchange;
 using Words = std::vector<std::int64_t>;
 
 // Where the child indices of a view encoding are, read by the layout
@@ -78,10 +70,7 @@ TEST_CASE("Exchange.AccessCodec.ViewRoundTrip") {
   for (int trial = 0; trial < 300; ++trial) {
     const auto random = random_view(rng);
     CAPTURE(random.description);
-    const std::int64_t size = random.filetype_size;
-    const std::int64_t stream_begin = static_cast<std::int64_t>(rng() % (3 * size));
-    const std::int64_t stream_end =
-        stream_begin + static_cast<std::int64_t>(rng() % (3 * size)) + 1;
+    const auto [stream_begin, stream_end] = random_stream_range(rng, random.filetype_size, false);
     CAPTURE(stream_begin);
     CAPTURE(stream_end);
     const Access original(random.view, stream_begin, stream_end);

@@ -15,11 +15,7 @@
 namespace {
 
 using flowio::CompressionStatistics;
-using flowio::exchange::CompressionMode;
-using flowio::exchange::CompressionRule;
-using flowio::exchange::CompressionSettings;
-using flowio::exchange::CompressStage;
-using flowio::exchange::kFrameHeaderBytes;
+using namespace flowio::exchange;
 
 CompressionRule rule_for(CompressionMode mode) {
   CompressionSettings settings;
@@ -52,6 +48,11 @@ struct Received {
         payload_bytes(sent.payload.size()) {
     std::memcpy(region.data(), sent.payload.data(), sent.payload.size());
   }
+  // The stage's decode of what was received; returns the message's size.
+  std::size_t decode(CompressStage& stage, std::vector<std::byte>& scratch,
+                     CompressionStatistics& statistics) {
+    return stage.decode(header, region, payload_bytes, scratch, statistics);
+  }
 };
 
 }  // namespace
@@ -73,8 +74,7 @@ TEST_CASE("Exchange.CompressStage.RawInPlace") {
   CHECK(statistics.data_bytes_out == statistics.data_bytes_in + kFrameHeaderBytes);
   Received received(sent, data.size());
   std::vector<std::byte> scratch;
-  CHECK(stage.decode(received.header, received.region, received.payload_bytes, scratch,
-                     statistics) == data.size());
+  CHECK(received.decode(stage, scratch, statistics) == data.size());
   CHECK(received.region == data);
   CHECK(scratch.empty());
   CHECK(statistics.received_bytes_out == static_cast<std::int64_t>(data.size()));
@@ -97,8 +97,7 @@ TEST_CASE("Exchange.CompressStage.CompressedThroughSpare") {
   Received received(sent, data.size() + 64);  // room to spare, as a read may have
   std::vector<std::byte> scratch;
   CompressionStatistics received_statistics;
-  CHECK(stage.decode(received.header, received.region, received.payload_bytes, scratch,
-                     received_statistics) == data.size());
+  CHECK(received.decode(stage, scratch, received_statistics) == data.size());
   CHECK(std::equal(data.begin(), data.end(), received.region.begin()));
   CHECK(received_statistics.received_bytes_in == static_cast<std::int64_t>(sent.frame_bytes()));
   CHECK(received_statistics.received_bytes_out == static_cast<std::int64_t>(data.size()));
@@ -120,7 +119,7 @@ TEST_CASE("Exchange.CompressStage.NotShrinkingGoesRaw") {
   CHECK(statistics.decisions.not_shrinking == 1);
   Received received(sent, data.size());
   std::vector<std::byte> scratch;
-  stage.decode(received.header, received.region, received.payload_bytes, scratch, statistics);
+  received.decode(stage, scratch, statistics);
   CHECK(received.region == data);
 }
 
@@ -136,9 +135,7 @@ TEST_CASE("Exchange.CompressStage.Checks") {
   REQUIRE(sent.compressed);
   std::vector<std::byte> scratch;
   Received shorter(sent, data.size() - 1);
-  CHECK_THROWS_AS(
-      stage.decode(shorter.header, shorter.region, shorter.payload_bytes, scratch, statistics),
-      flowio::exchange::MalformedMessage);
+  CHECK_THROWS_AS(shorter.decode(stage, scratch, statistics), flowio::exchange::MalformedMessage);
   Received cut(sent, data.size());
   CHECK_THROWS_AS(stage.decode(cut.header, cut.region, cut.payload_bytes - 1, scratch, statistics),
                   flowio::exchange::MalformedMessage);

@@ -17,19 +17,7 @@
 
 namespace {
 
-using flowio::exchange::compress_capacity;
-using flowio::exchange::compress_frame;
-using flowio::exchange::compress_words;
-using flowio::exchange::decompress_frame;
-using flowio::exchange::decompress_words;
-using flowio::exchange::frame_bound;
-using flowio::exchange::FrameMethod;
-using flowio::exchange::kFrameHeaderBytes;
-using flowio::exchange::MalformedMessage;
-using flowio::exchange::raw_payload;
-using flowio::exchange::read_frame_header;
-using flowio::exchange::sample_compression;
-using flowio::exchange::seal_raw_frame;
+using namespace flowio::exchange;
 
 // `bytes` bytes of 8-byte values, each zero with probability
 // `zero_share`, else random: the benchmark's data.

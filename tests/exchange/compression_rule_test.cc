@@ -11,12 +11,7 @@
 
 namespace {
 
-using flowio::exchange::CompressionDecision;
-using flowio::exchange::CompressionMode;
-using flowio::exchange::CompressionReason;
-using flowio::exchange::CompressionRule;
-using flowio::exchange::CompressionSample;
-using flowio::exchange::CompressionSettings;
+using namespace flowio::exchange;
 
 constexpr double kGigabit = 125e6;  // bytes per second
 constexpr std::int64_t kMessage = 1 << 20;

@@ -72,8 +72,6 @@ void check(const core::Access& access, FuzzInput& in) {
 }  // namespace
 }  // namespace flowio::fuzz
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) { return 0; }
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace flowio::fuzz;
   FuzzInput in(data, size);

@@ -9,7 +9,9 @@
 #include <iterator>
 #include <vector>
 
-extern "C" int LLVMFuzzerInitialize(int* argc, char*** argv);
+// Optional, as libFuzzer has it: only a target that needs to set
+// something up first (MPI, for flatten_fuzz) defines it.
+extern "C" __attribute__((weak)) int LLVMFuzzerInitialize(int* argc, char*** argv);
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size);
 
 namespace {
@@ -24,7 +26,7 @@ void run_file(const std::filesystem::path& path) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  LLVMFuzzerInitialize(&argc, &argv);
+  if (LLVMFuzzerInitialize != nullptr) LLVMFuzzerInitialize(&argc, &argv);
   std::size_t inputs = 0;
   for (int i = 1; i < argc; ++i) {
     const std::filesystem::path path = argv[i];

@@ -142,8 +142,6 @@ void check_layout(const runtime::CollectiveSettings& s, int ranks, FuzzInput& in
 }  // namespace
 }  // namespace flowio::fuzz
 
-extern "C" int LLVMFuzzerInitialize(int*, char***) { return 0; }
-
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace flowio::fuzz;
   FuzzInput in(data, size);

@@ -12,12 +12,8 @@ program=$(realpath "$2")
 layer=$(realpath "$3")
 work=$(mktemp -d "${TEST_TMPDIR:-/tmp}/hdf5.${ranks}.XXXXXX")
 
-if [ -n "${TEST_SRCDIR:-}" ]; then
-  support="$TEST_SRCDIR/${TEST_WORKSPACE:-flowio}/tests/support"
-else
-  support="$(dirname "$(realpath "$0")")/../support"
-fi
-source "$support/mpi_runner_setup.sh"
+# From the runfiles under Bazel, from the source tree otherwise.
+source "$(dirname "$0")/../support/mpi_runner_setup.sh"
 export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-120}
 
 preload=$(layer_preload "$program" "$layer")

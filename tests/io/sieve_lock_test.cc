@@ -40,6 +40,15 @@ std::thread take_in_background(SieveLock& lock, std::int64_t begin, std::int64_t
   });
 }
 
+// Window settings that sieve every window with holes, by read-modify-write
+// copies (not through a mapping).
+WindowIoSettings sieving() {
+  WindowIoSettings settings;
+  settings.sieve = SieveMode::enable;
+  settings.mapping = SieveMode::disable;
+  return settings;
+}
+
 }  // namespace
 
 TEST_CASE("Io.SieveLock.OtherDescriptionsWaitForOverlappingExtents") {
@@ -118,9 +127,7 @@ TEST_CASE("Io.SieveLock.SievingWriteWaitsForTheHolder") {
   std::vector<char> data(4096, 'a');
   // Two pieces with a hole between them: sieved.
   const std::vector<WindowPiece> pieces = {{0, 100, data.data()}, {3000, 100, data.data()}};
-  WindowIoSettings settings;
-  settings.sieve = SieveMode::enable;
-  settings.mapping = SieveMode::disable;
+  const WindowIoSettings settings = sieving();
 
   SieveLock::Held writer_of_the_hole = independent.lock(0, 4096);
   std::atomic<bool> written{false};
@@ -154,9 +161,7 @@ TEST_CASE("Io.SieveLock.WithoutALockTheCallerKeepsWritersOut") {
   PosixBackend backend;
   std::vector<char> data(200, 'a');
   const std::vector<WindowPiece> pieces = {{0, 100, data.data()}, {1000, 100, data.data()}};
-  WindowIoSettings settings;
-  settings.sieve = SieveMode::enable;
-  settings.mapping = SieveMode::disable;
+  const WindowIoSettings settings = sieving();
   std::vector<char> staging;
   const WindowIoResult result =
       write_window(backend, file.fd(), pieces, settings, staging, nullptr);

@@ -18,9 +18,7 @@
 #include "io/uring_backend.h"
 #include "tests/io/io_test_support.h"
 
-using flowio::io::IoRequest;
-using flowio::io::UringBackend;
-using flowio::io::UringQueue;
+using namespace flowio::io;
 using flowio::io::testing::ScratchFile;
 
 namespace {

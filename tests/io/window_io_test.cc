@@ -286,6 +286,21 @@ WindowMethod check_read(StorageBackend& backend, ScratchFile& file, PieceSet& se
 
 const SieveMode modes[] = {SieveMode::automatic, SieveMode::enable, SieveMode::disable};
 
+// Calls check(settings) once per sieve mode, each with a threshold drawn
+// from `rng`, the case captured for a failure's report.
+template <typename Check>
+void for_each_mode(std::mt19937_64& rng, const PieceSet& set, std::int64_t file_size, Check check) {
+  constexpr std::int64_t kThresholds[] = {1, 16, 512, 8192, 1 << 20};
+  for (SieveMode mode : modes) {
+    const WindowIoSettings settings{mode, kThresholds[rng() % std::size(kThresholds)]};
+    CAPTURE(set.describe());
+    CAPTURE(file_size);
+    CAPTURE(static_cast<int>(mode));
+    CAPTURE(settings.sieve_threshold);
+    check(settings);
+  }
+}
+
 }  // namespace
 
 // Sieve modes parse from ROMIO's values; methods have names.
@@ -333,19 +348,13 @@ TEST_CASE("Io.WindowIo.RandomWrites") {
     ScratchFile file(std::string("window-write-") + backend.name());
     std::mt19937_64 rng(61);
     std::vector<char> staging;
-    const std::int64_t thresholds[] = {1, 16, 512, 8192, 1 << 20};
     for (int trial = 0; trial < 150; ++trial) {
       PieceSet set = random_pieces(rng);
       set.fill_random(rng);
       const std::int64_t file_size = random_file_size(rng, set);
-      for (SieveMode mode : modes) {
-        const WindowIoSettings settings{mode, thresholds[rng() % std::size(thresholds)]};
-        CAPTURE(set.describe());
-        CAPTURE(file_size);
-        CAPTURE(static_cast<int>(mode));
-        CAPTURE(settings.sieve_threshold);
+      for_each_mode(rng, set, file_size, [&](const WindowIoSettings& settings) {
         check_write(backend, file, set, file_size, settings, staging);
-      }
+      });
     }
   });
 }
@@ -357,19 +366,13 @@ TEST_CASE("Io.WindowIo.RandomReads") {
     ScratchFile file(std::string("window-read-") + backend.name());
     std::mt19937_64 rng(62);
     std::vector<char> staging;
-    const std::int64_t thresholds[] = {1, 16, 512, 8192, 1 << 20};
     int chosen[5] = {};  // by WindowMethod
     for (int trial = 0; trial < 150; ++trial) {
       PieceSet set = random_pieces(rng);
       const std::int64_t file_size = random_file_size(rng, set);
-      for (SieveMode mode : modes) {
-        const WindowIoSettings settings{mode, thresholds[rng() % std::size(thresholds)]};
-        CAPTURE(set.describe());
-        CAPTURE(file_size);
-        CAPTURE(static_cast<int>(mode));
-        CAPTURE(settings.sieve_threshold);
+      for_each_mode(rng, set, file_size, [&](const WindowIoSettings& settings) {
         ++chosen[static_cast<int>(check_read(backend, file, set, file_size, settings, staging))];
-      }
+      });
     }
     // Every method was exercised.
     CHECK(chosen[static_cast<int>(WindowMethod::contiguous)] > 20);

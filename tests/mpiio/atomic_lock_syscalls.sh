@@ -15,19 +15,9 @@ ranks=$1
 program=$(realpath "$2")
 layer=$(realpath "$3")
 
-if [ -n "${TEST_TMPDIR:-}" ]; then
-  work="$TEST_TMPDIR/atomic_lock_syscalls"
-  rm -rf "$work"
-  mkdir -p "$work"
-else
-  work=$(mktemp -d "${TMPDIR:-/tmp}/atomic_lock_syscalls.XXXXXX")
-fi
-if [ -n "${TEST_SRCDIR:-}" ]; then
-  support="$TEST_SRCDIR/${TEST_WORKSPACE:-flowio}/tests/support"
-else
-  support="$(dirname "$(realpath "$0")")/../support"
-fi
-source "$support/mpi_runner_setup.sh"
+# From the runfiles under Bazel, from the source tree otherwise.
+source "$(dirname "$0")/../support/mpi_runner_setup.sh"
+work=$(fresh_work_dir atomic_lock_syscalls)
 export MPIEXEC_TIMEOUT=${MPIEXEC_TIMEOUT:-120}
 
 preload=$(layer_preload "$program" "$layer")

@@ -20,11 +20,8 @@ static void expect_error(const char* label, int code) {
 
 int main(int argc, char** argv) {
   t_init(&argc, &argv, "bad_input");
-  char path[4096];
-  t_path(path, sizeof path, "bad_input.dat");
   MPI_File fh = MPI_FILE_NULL;
-  MPI_CHECK(
-      MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+  t_open("bad_input.dat", &fh);
   MPI_Status status;
   char bytes[8] = {0};
 

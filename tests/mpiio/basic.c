@@ -359,10 +359,8 @@ static void delete_then_open(void) {
 int main(int argc, char** argv) {
   t_init(&argc, &argv, "basic");
   char path[4096];
-  t_path(path, sizeof path, "basic.dat");
   MPI_File fh = MPI_FILE_NULL;
-  MPI_CHECK(
-      MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+  t_open_path("basic.dat", MPI_MODE_CREATE | MPI_MODE_RDWR, path, sizeof path, &fh);
   CHECK(fh != MPI_FILE_NULL);
   const MPI_Offset base = (MPI_Offset)t_nranks * REGION;
   mode_group_extents(fh);

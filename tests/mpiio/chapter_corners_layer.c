@@ -36,10 +36,8 @@ static void check_short_read(int code, const MPI_Status* status, MPI_Datatype pa
 int main(int argc, char** argv) {
   t_init(&argc, &argv, "chapter_corners_layer");
   char path[4096];
-  t_path(path, sizeof path, "corners_layer.dat");
   MPI_File fh = MPI_FILE_NULL;
-  MPI_CHECK(
-      MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
+  t_open_path("corners_layer.dat", MPI_MODE_CREATE | MPI_MODE_WRONLY, path, sizeof path, &fh);
   char bytes[16];
   for (int i = 0; i < 16; ++i) bytes[i] = (char)i;
   if (t_rank == 0) MPI_CHECK(MPI_File_write_at(fh, 0, bytes, 16, MPI_BYTE, MPI_STATUS_IGNORE));

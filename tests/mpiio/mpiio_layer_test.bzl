@@ -1,10 +1,23 @@
 """MPI-IO programs run with and without flowio's layer, or with it alone."""
 
 load("@rules_cc//cc:defs.bzl", "cc_binary")
-load("//tests/support:expected_failures.bzl", "EXPECTED_FAILURES")
-load("//tests/support:mpi_test.bzl", "SANITIZED_RANKS", "expected_failure_tests", "rank_tags")
+load("//tests/support:mpi_test.bzl", "SANITIZED_RANKS", "mpi_script_tests", "runner_tests")
 
 _LAYER = "//api/mpiio:libflowio_mpiio.so"
+
+def _program(name, deps = [], program = None):
+    """The C program `program`.c (default `name`.c) as `name`, with the
+    programs' shared checks."""
+    cc_binary(
+        name = name,
+        srcs = [(program or name) + ".c"],
+        copts = ["-std=c11"],
+        deps = deps + [
+            ":mpiio_test",
+            "//third_party/system:mpi",
+        ],
+        testonly = True,
+    )
 
 def mpiio_layer_test(name, ranks = [2], size = "medium", tags = [], sanitized_ranks = SANITIZED_RANKS):
     """Builds the C program `name`.c and a test `name`_<N>ranks per N.
@@ -14,34 +27,17 @@ def mpiio_layer_test(name, ranks = [2], size = "medium", tags = [], sanitized_ra
     runs succeed and agree (run_with_and_without_layer.sh). Only the rank
     counts in sanitized_ranks run again under --config=asan.
     """
-    cc_binary(
+    _program(name)
+    mpi_script_tests(
         name = name,
-        srcs = [name + ".c"],
-        copts = ["-std=c11"],
-        deps = [
-            ":mpiio_test",
-            "//third_party/system:mpi",
-        ],
-        testonly = True,
+        script = "run_with_and_without_layer.sh",
+        args = ["$(location :%s)" % name, "$(location %s)" % _LAYER],
+        data = [":" + name, _LAYER],
+        ranks = ranks,
+        size = size,
+        tags = tags,
+        sanitized_ranks = sanitized_ranks,
     )
-    for n in ranks:
-        native.sh_test(
-            name = "%s_%dranks" % (name, n),
-            srcs = ["run_with_and_without_layer.sh"],
-            args = [
-                str(n),
-                "$(location :%s)" % name,
-                "$(location %s)" % _LAYER,
-            ],
-            data = [
-                ":" + name,
-                _LAYER,
-                "//tests/support:lsan_suppressions.txt",
-                "//tests/support:mpi_runner_setup.sh",
-            ],
-            size = size,
-            tags = tags + rank_tags(n, sanitized_ranks),
-        )
 
 def mpiio_layer_only_test(name, ranks = [2], size = "medium", expected_failure_ranks = None, deps = [], tags = [], layer = _LAYER, sanitized_ranks = SANITIZED_RANKS, program = None):
     """Builds the C program `name`.c and a test `name`_<N>ranks per N.
@@ -59,42 +55,17 @@ def mpiio_layer_only_test(name, ranks = [2], size = "medium", expected_failure_r
     `ranks`). `layer` is the layer to preload (a test build of it, say).
     Only the rank counts in sanitized_ranks run again under --config=asan.
     """
-    cc_binary(
+    _program(name, deps, program)
+    runner_tests(
         name = name,
-        srcs = [(program or name) + ".c"],
-        copts = ["-std=c11"],
-        deps = deps + [
-            ":mpiio_test",
-            "//third_party/system:mpi",
-        ],
-        testonly = True,
+        runner = "run_with_layer.sh",
+        runner_args = ["$(location :%s)" % name, "$(location %s)" % layer],
+        case_flag = "--only=",
+        skip_flag = "--skip=",
+        data = [":" + name, layer],
+        ranks = ranks,
+        expected_failure_ranks = expected_failure_ranks,
+        size = size,
+        tags = tags,
+        sanitized_ranks = sanitized_ranks,
     )
-    expected = EXPECTED_FAILURES.get("//%s:%s" % (native.package_name(), name), {})
-    skipped = ["--skip=" + ",".join(expected.keys())] if expected else []
-    data = [
-        ":" + name,
-        layer,
-        "//tests/support:lsan_suppressions.txt",
-        "//tests/support:mpi_runner_setup.sh",
-    ]
-    for n in ranks:
-        native.sh_test(
-            name = "%s_%dranks" % (name, n),
-            srcs = ["run_with_layer.sh"],
-            args = [str(n), "$(location :%s)" % name, "$(location %s)" % layer] + skipped,
-            data = data,
-            size = size,
-            tags = tags + rank_tags(n, sanitized_ranks),
-        )
-        expected_failure_tests(
-            name = name,
-            ranks = n,
-            expected = expected,
-            expected_failure_ranks = expected_failure_ranks,
-            runner = "run_with_layer.sh",
-            runner_args = [str(n), "$(location :%s)" % name, "$(location %s)" % layer],
-            case_flag = "--only=",
-            data = data,
-            size = size,
-            tags = tags,
-        )

@@ -286,12 +286,17 @@ static inline void t_say(const char* format, ...) {
   fflush(stdout);
 }
 
+/* Collective: opens DIR/name with `amode`, its path written into `path`
+ * (a buffer of `size` bytes) for the calls that name the file again. */
+static inline void t_open_path(const char* name, int amode, char* path, size_t size, MPI_File* fh) {
+  t_path(path, size, name);
+  MPI_CHECK(MPI_File_open(MPI_COMM_WORLD, path, amode, MPI_INFO_NULL, fh));
+}
+
 /* Collective: opens DIR/name for reading and writing, creating it. */
 static inline void t_open(const char* name, MPI_File* fh) {
   char path[4096];
-  t_path(path, sizeof path, name);
-  MPI_CHECK(
-      MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, fh));
+  t_open_path(name, MPI_MODE_CREATE | MPI_MODE_RDWR, path, sizeof path, fh);
 }
 
 /* Collective: sync, barrier, sync. Afterwards every rank sees what any

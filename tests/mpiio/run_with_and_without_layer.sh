@@ -43,20 +43,9 @@ if [ "$plain_only" != 1 ]; then
 fi
 name=$(basename "$program")
 
-if [ -n "${TEST_TMPDIR:-}" ]; then
-  work="$TEST_TMPDIR/$name.$ranks"
-  rm -rf "$work"
-  mkdir -p "$work"
-else
-  work=$(mktemp -d "${TMPDIR:-/tmp}/mpiio_$name.$ranks.XXXXXX")
-fi
-
-if [ -n "${TEST_SRCDIR:-}" ]; then
-  support="$TEST_SRCDIR/${TEST_WORKSPACE:-flowio}/tests/support"
-else
-  support="$(dirname "$(realpath "$0")")/../support"
-fi
-source "$support/mpi_runner_setup.sh"
+# From the runfiles under Bazel, from the source tree otherwise.
+source "$(dirname "$0")/../support/mpi_runner_setup.sh"
+work=$(fresh_work_dir "mpiio_$name.$ranks")
 
 # A hung job ends before Bazel's timeout (TEST_TIMEOUT, for all three
 # runs) with the step under way named: each run gets under a third of it.

@@ -15,12 +15,8 @@ name=$(basename "$program")
 work=$(mktemp -d "${TEST_TMPDIR:-${TMPDIR:-/tmp}}/$name.$ranks.XXXXXX")
 mkdir -p "$work/out"
 
-if [ -n "${TEST_SRCDIR:-}" ]; then
-  support="$TEST_SRCDIR/${TEST_WORKSPACE:-flowio}/tests/support"
-else
-  support="$(dirname "$(realpath "$0")")/../support"
-fi
-source "$support/mpi_runner_setup.sh"
+# From the runfiles under Bazel, from the source tree otherwise.
+source "$(dirname "$0")/../support/mpi_runner_setup.sh"
 
 # A hung job ends before Bazel's timeout with the step under way named
 # (the one run has all of it).

@@ -8,12 +8,8 @@
 set -euo pipefail
 tool_case=$(realpath "$1")
 flowio_remap=$(realpath "$2")
-if [ -n "${TEST_SRCDIR:-}" ]; then
-  support="$TEST_SRCDIR/${TEST_WORKSPACE:-flowio}/tests/support"
-else
-  support="$(dirname "$(realpath "$0")")/../support"
-fi
-source "$support/mpi_runner_setup.sh"
+# From the runfiles under Bazel, from the source tree otherwise.
+source "$(dirname "$0")/../support/mpi_runner_setup.sh"
 dir=$(mktemp -d "${TEST_TMPDIR:-/tmp}/remap_tool.XXXXXX")
 run() { "${mpi_launcher[@]}" -n "$1" "${env_args[@]}" "${@:2}"; }
 
@@ -26,7 +22,7 @@ run 4 "$tool_case" check "$dir"
 status=0
 run 1 "$flowio_remap" --input="$dir/input" --views="$dir/views" 2> "$dir/usage" || status=$?
 [ "$status" -eq 2 ] || { echo "missing --output: exit $status, expected 2"; exit 1; }
-grep -q "usage:" "$dir/usage"
+grep -q -- "--output is required" "$dir/usage"
 status=0
 run 2 "$flowio_remap" --input="$dir/absent" --views="$dir/views" --output="$dir/second" \
   2> "$dir/missing" || status=$?

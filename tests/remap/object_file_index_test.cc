@@ -16,10 +16,8 @@
 
 namespace {
 
-using flowio::core::Access;
-using flowio::core::Piece;
-using flowio::core::testing::random_view;
-using flowio::core::testing::view_pieces;
+using namespace flowio::core;
+using namespace flowio::core::testing;
 using flowio::runtime::ObjectFileIndex;
 
 std::vector<Access> random_consumers(std::mt19937_64& rng, std::int64_t& extent) {

@@ -23,10 +23,7 @@ using flowio::core::Access;
 using flowio::core::Piece;
 using flowio::core::testing::random_view;
 using flowio::core::testing::view_pieces;
-using flowio::runtime::Copy;
-using flowio::runtime::ObjectFileIndex;
-using flowio::runtime::TargetRun;
-using flowio::runtime::WindowRoute;
+using namespace flowio::runtime;
 
 struct Scenario {
   std::vector<Access> consumers;

@@ -9,6 +9,7 @@
 // Exit status 0 when all agree, 1 otherwise (every rank reports).
 #include <mpi.h>
 
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <cstdio>
 #include <exception>
@@ -18,8 +19,11 @@
 #include "flowio/file.h"
 #include "flowio/object_file.h"
 #include "flowio/remap.h"
+#include "tests/support/world.h"
 
 namespace {
+
+using namespace flowio::testing;
 
 constexpr int kWidth = 100, kHeight = 60;
 constexpr int kOverlapX = 7, kOverlapY = 5;
@@ -59,7 +63,8 @@ MPI_Datatype tile_type(const Tile& tile) {
   return type;
 }
 
-bool make(const std::string& dir, int rank, int ranks) {
+bool make(const std::string& dir) {
+  const int rank = world_rank(), ranks = world_size();
   const int first = kHeight * rank / ranks, last = kHeight * (rank + 1) / ranks;
   std::vector<std::uint32_t> band;
   for (int y = first; y < last; ++y) {
@@ -81,7 +86,8 @@ bool make(const std::string& dir, int rank, int ranks) {
   return true;
 }
 
-bool check(const std::string& dir, int rank, int ranks) {
+bool check(const std::string& dir) {
+  const int rank = world_rank(), ranks = world_size();
   const Tile tile = tile_of(rank, ranks);
   const std::size_t pixels = static_cast<std::size_t>(tile.width) * tile.height;
   std::vector<std::uint32_t> expected;
@@ -118,23 +124,23 @@ bool check(const std::string& dir, int rank, int ranks) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  CLI::App app("The two ends of the flowio_remap tool test.", "tool_case");
+  std::string dir;
+  CLI::App* make_step = app.add_subcommand("make", "write DIR/input and DIR/views");
+  make_step->add_option("DIR", dir)->required();
+  CLI::App* check_step = app.add_subcommand("check", "read every tile from DIR/output");
+  check_step->add_option("DIR", dir)->required();
+  app.require_subcommand(1);
+  CLI11_PARSE(app, argc, argv);
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_MULTIPLE, &provided);
-  int rank = 0, ranks = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
   bool ok = false;
   try {
-    const std::string mode = argc == 3 ? argv[1] : "";
-    if (mode == "make") ok = make(argv[2], rank, ranks);
-    if (mode == "check") ok = check(argv[2], rank, ranks);
-    if (mode != "make" && mode != "check")
-      std::fprintf(stderr, "usage: tool_case make|check DIR\n");
+    ok = make_step->parsed() ? make(dir) : check(dir);
   } catch (const std::exception& error) {
-    std::fprintf(stderr, "tool_case: rank %d: %s\n", rank, error.what());
+    std::fprintf(stderr, "tool_case: rank %d: %s\n", world_rank(), error.what());
   }
-  int all_ok = ok ? 1 : 0;
-  MPI_Allreduce(MPI_IN_PLACE, &all_ok, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  const bool all_ok = all_ranks(ok);
   MPI_Finalize();
   return all_ok ? 0 : 1;
 }

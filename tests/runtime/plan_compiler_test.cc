@@ -11,13 +11,8 @@
 #include "runtime/core/piece_cursor.h"
 #include "runtime/core/realm_layout.h"
 
-using flowio::core::Access;
-using flowio::core::Piece;
-using flowio::core::RealmLayout;
-using flowio::runtime::ClientItemPlan;
-using flowio::runtime::CollectivePlan;
-using flowio::runtime::CollectiveSettings;
-using flowio::runtime::plan_items_step;
+using namespace flowio::core;
+using namespace flowio::runtime;
 
 namespace {
 

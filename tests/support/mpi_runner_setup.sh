@@ -9,15 +9,12 @@
 #   leak suppressions MPICH needs, leak detection, UBSan stack traces; empty
 #   otherwise. Finds lsan_suppressions.txt next to this file, in the
 #   runfiles under Bazel.
-# - set_run_deadlines and layer_preload, below.
+# - set_run_deadlines, layer_preload and fresh_work_dir, below.
 read -ra mpi_launcher <<<"${FLOWIO_TEST_LAUNCHER:-mpiexec}"
 env_args=()
 if [ "${FLOWIO_SANITIZER:-}" = asan ]; then
-  if [ -n "${TEST_SRCDIR:-}" ]; then
-    supp="$TEST_SRCDIR/${TEST_WORKSPACE:-flowio}/tests/support/lsan_suppressions.txt"
-  else
-    supp="$(dirname "$(realpath "${BASH_SOURCE[0]}")")/lsan_suppressions.txt"
-  fi
+  # An absolute path: the ranks run in another folder.
+  supp="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)/lsan_suppressions.txt"
   env_args+=(-genv LSAN_OPTIONS "suppressions=${supp}:fast_unwind_on_malloc=0")
   env_args+=(-genv ASAN_OPTIONS "detect_leaks=1")
   env_args+=(-genv UBSAN_OPTIONS "print_stacktrace=1:halt_on_error=1")
@@ -47,5 +44,18 @@ layer_preload() {
     echo "$asan_runtime $2"
   else
     echo "$2"
+  fi
+}
+
+# fresh_work_dir NAME: prints an empty folder for a test's files:
+# $TEST_TMPDIR/NAME under Bazel (emptied of an earlier run's), else a new
+# one under $TMPDIR.
+fresh_work_dir() {
+  if [ -n "${TEST_TMPDIR:-}" ]; then
+    rm -rf "${TEST_TMPDIR:?}/$1"
+    mkdir -p "$TEST_TMPDIR/$1"
+    echo "$TEST_TMPDIR/$1"
+  else
+    mktemp -d "${TMPDIR:-/tmp}/$1.XXXXXX"
   fi
 }

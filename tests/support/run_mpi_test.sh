@@ -12,12 +12,11 @@ ranks=$1
 shift
 binary=$1
 shift
-if [ -n "${TEST_SRCDIR:-}" ]; then
-  support="$TEST_SRCDIR/${TEST_WORKSPACE:-flowio}/tests/support"
-else
-  support="$(dirname "$(realpath "$0")")"
-fi
-source "$support/mpi_runner_setup.sh"
+# Under Bazel this script runs under each test's name in the test's own
+# package, so its neighbour is found through the runfiles root; outside
+# Bazel, next to it.
+support=${TEST_SRCDIR:+$TEST_SRCDIR/${TEST_WORKSPACE:-flowio}/tests/support}
+source "${support:-$(dirname "$0")}/mpi_runner_setup.sh"
 set_run_deadlines "${TEST_TIMEOUT:-300}"
 # Run from the scratch directory, so that relative paths land there.
 binary=$(realpath "$binary")

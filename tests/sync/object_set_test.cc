@@ -20,10 +20,8 @@
 
 namespace {
 
-using flowio::core::Access;
-using flowio::core::Piece;
-using flowio::core::testing::random_view;
-using flowio::core::testing::view_pieces;
+using namespace flowio::core;
+using namespace flowio::core::testing;
 using flowio::sync::Interval;
 using flowio::sync::ObjectSet;
 

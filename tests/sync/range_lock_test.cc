@@ -46,18 +46,15 @@ void finish_barrier(bool arrived) {
   if (!arrived) MPI_Barrier(MPI_COMM_WORLD);
 }
 
-}  // namespace
-
-// Each rank locks its own 100 bytes exclusively; all of them hold their
-// leases at the same moment (proved by a barrier reached while holding).
-TEST_CASE("Sync.RangeLock.DisjointRangesTogether") {
+// With every range lock: each rank takes `range` in `mode`, and every rank
+// must reach a barrier while holding its lease.
+void check_held_together(sync::ByteRange range, sync::LockMode mode) {
   LockRuntime runtime;
   for (sync::LockSettings settings : range_locks()) {
     CAPTURE(describe(settings));
     std::unique_ptr<sync::Lock> lock =
         sync::make_lock(settings, MPI_COMM_WORLD, lock_file("ranges"), runtime.port);
-    const std::int64_t begin = world_rank() * 100;
-    sync::Lease lease = lock->acquire({begin, begin + 100}, sync::LockMode::exclusive).get();
+    sync::Lease lease = lock->acquire(range, mode).get();
     const bool arrived = all_arrive_while_holding(20);
     CHECK(arrived);
     lease.release();
@@ -66,20 +63,18 @@ TEST_CASE("Sync.RangeLock.DisjointRangesTogether") {
   }
 }
 
+}  // namespace
+
+// Each rank locks its own 100 bytes exclusively; all of them hold their
+// leases at the same moment (proved by a barrier reached while holding).
+TEST_CASE("Sync.RangeLock.DisjointRangesTogether") {
+  const std::int64_t begin = world_rank() * 100;
+  check_held_together({begin, begin + 100}, sync::LockMode::exclusive);
+}
+
 // Shared leases of one range are held together too.
 TEST_CASE("Sync.RangeLock.ReadersTogether") {
-  LockRuntime runtime;
-  for (sync::LockSettings settings : range_locks()) {
-    CAPTURE(describe(settings));
-    std::unique_ptr<sync::Lock> lock =
-        sync::make_lock(settings, MPI_COMM_WORLD, lock_file("ranges"), runtime.port);
-    sync::Lease lease = lock->acquire({0, 1000}, sync::LockMode::shared).get();
-    const bool arrived = all_arrive_while_holding(20);
-    CHECK(arrived);
-    lease.release();
-    finish_barrier(arrived);
-    lock->close();
-  }
+  check_held_together({0, 1000}, sync::LockMode::shared);
 }
 
 // Overlapping ranges, writers and readers mixed: while a writer is inside

@@ -6,13 +6,7 @@
 
 #include <vector>
 
-using flowio::sync::blocked;
-using flowio::sync::conflict;
-using flowio::sync::kRangeSlotWords;
-using flowio::sync::kRangeTableHeaderWords;
-using flowio::sync::RangeSlot;
-using flowio::sync::slots_of_table;
-using flowio::sync::unblocked_by_release;
+using namespace flowio::sync;
 
 namespace {
 
