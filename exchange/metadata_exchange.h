@@ -48,7 +48,7 @@ class MetadataExchange {
 
   // Once received() was called: whether every client's message is a
   // description. A message of at most kMostNoticeBytes in place of one is
-  // the client's notice that it has no plan (runtime/plan_check.h): it
+  // the client's notice that it has no plan (runtime/plan/plan_check.h): it
   // cannot be decoded, and the operation fails everywhere.
   bool every_description_came() const;
   bool description_came(std::size_t client) const;

@@ -12,7 +12,7 @@
 // 2.9-3.2 against 0.8-1.2 of loads; 512-byte reads walking through a
 // 2 MiB file through a fresh mapping 0.02-0.03 us against 0.34 of pread
 // (one read fault maps a whole folio and its cached neighbours); two
-// processes on one file widen the gap (bench/README.md, "bench/repeat").
+// processes on one file widen the gap (6ba8c59:bench/README.md, "bench/repeat").
 //
 // When: a call of requests whose bytes total at most
 // kMappedReadAtMostBytes for reads (above about 1 MiB the page faults of

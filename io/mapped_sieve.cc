@@ -51,7 +51,7 @@ class Mapping {
 
   // Whether at least three quarters of the mapped pages are in the page
   // cache. Storing into a page that is not costs about twice copying it;
-  // into one that is, about a sixth (bench/README.md, bench/sieve): below
+  // into one that is, about a sixth (6ba8c59:bench/README.md, bench/sieve): below
   // about half resident, copying wins.
   bool mostly_resident() const {
     static const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));

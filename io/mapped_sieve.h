@@ -2,7 +2,7 @@
 // are stored into (or copied out of) the page cache directly, instead of
 // moving the whole covering extent through a staging buffer. For small
 // pieces far apart this replaces two copies of the extent (read, then write
-// back) by one page fault per page (bench/README.md, "bench/sieve").
+// back) by one page fault per page (6ba8c59:bench/README.md, "bench/sieve").
 //
 // Used only for regular files opened read-write without O_DIRECT, for
 // extents inside the file and mostly in the page cache already (rewrites

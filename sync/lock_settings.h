@@ -4,7 +4,7 @@
 //                       so disjoint accesses proceed together; "disable":
 //                       lock the whole file for every access.
 // and make_lock(), which builds it. The defaults are bench/locks'
-// measurements (bench/README.md).
+// measurements (6ba8c59:bench/README.md).
 #pragma once
 
 #include <mpi.h>

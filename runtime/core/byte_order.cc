@@ -42,7 +42,7 @@ constexpr LaneOrder kLaneOrders[] = {lane_order(2), lane_order(4), lane_order(8)
 // size divides 16: the scalar loop stores a unit at a time (8 bytes at
 // most), which made an aggregator's conversion of 64-byte pieces into the
 // file's pages take 1.6-1.7 times memcpy's time; 32-byte shuffles take
-// about memcpy's (bench/README.md, "external32 against native", w38).
+// about memcpy's (6ba8c59:bench/README.md, "external32 against native", w38).
 // Built for AVX2 whatever the compiler's target, and called only where
 // the processor has it.
 __attribute__((target("avx2"))) void reverse_units_avx2(std::int64_t unit, const char* from,

@@ -178,7 +178,7 @@ CollectiveSettings CollectiveSettings::from_hints(const Hints& hints, int ranks,
     settings.window_io.sieve =
         parse_keyword(writing ? "romio_ds_write" : "romio_ds_read", *text, io::parse_sieve_mode);
   }
-  // Measured with bench/sieve on the development machine (bench/README.md):
+  // Measured with bench/sieve on the development machine (6ba8c59:bench/README.md):
   // sieving a 16 MiB window of 8-byte pieces beats one request per piece
   // below these mean distances between pieces.
   settings.window_io.sieve_threshold = writing ? 16384 : 4096;

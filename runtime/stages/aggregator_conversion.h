@@ -7,7 +7,7 @@
 // memory, while a client that converts first makes one more pass over
 // its data, into a buffer larger than any cache; on a node whose cores
 // are all busy that pass was what kept external32 writes under 0.9x of
-// native (bench/README.md, "external32 against native"). An aggregator
+// native (6ba8c59:bench/README.md, "external32 against native"). An aggregator
 // writes its window through a cache-sized buffer instead, converting
 // each part of it just before it goes to the file: a pass in cache.
 //
@@ -16,7 +16,7 @@
 // of that unit, e.g. all doubles), and the message begins and ends on a
 // unit boundary of the client's stream, so that its bytes are whole units
 // whatever the file pieces cut them into. Point-to-point exchange only:
-// Alltoallw rounds (round_stages.cc) keep the client's conversion. Reads
+// Alltoallw rounds (round_stage.cc) keep the client's conversion. Reads
 // keep it too. Each process announces its unit with its call
 // (Announcement::reversed_unit); client and aggregator then answer alike
 // for each message, since both know its place in the client's stream.

@@ -11,7 +11,7 @@
 // its pages as the first message lands in it, a pass over memory as long
 // as the copy itself. bench/checkpoint --grid=1x1x2 on 2 ranks, whose
 // aggregators each fill 8 windows of 16 MiB a call, three at a time:
-// bench/README.md, "The checkpoint split along z".
+// 6ba8c59:bench/README.md, "The checkpoint split along z".
 #pragma once
 
 #include <cstddef>

@@ -29,7 +29,7 @@
 
 namespace flowio::runtime {
 
-// Measured with bench/checkpoint --datarep=external32 (bench/README.md).
+// Measured with bench/checkpoint --datarep=external32 (6ba8c59:bench/README.md).
 inline constexpr std::int64_t kConversionChunkBytes = 1024 * 1024;
 // Chunks converted or waiting to be written at once (memory: this many
 // chunks per transfer).

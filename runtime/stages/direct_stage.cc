@@ -148,7 +148,7 @@ std::int64_t move_own_part(FileContext& context, const CollectiveRequest& reques
   // A conversion that only reverses units, with noncontiguous memory:
   // reversed in the gather into the staging chunk below (or the scatter
   // out of it), which native makes anyway, so it costs native's time plus
-  // nothing measurable (bench/README.md, external32). Handing 1 MiB chunks
+  // nothing measurable (6ba8c59:bench/README.md, external32). Handing 1 MiB chunks
   // to the workers cost a second pass and a wake-up per chunk, on cores
   // the ranks share.
   const std::int64_t staged_unit =

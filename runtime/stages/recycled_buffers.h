@@ -10,7 +10,7 @@
 // before it is written) that zeroing is a second pass over memory as long
 // as the conversion: bench/checkpoint on 4 ranks wrote external32 in 0.43 s
 // with fresh buffers against 0.23 s with pages kept, 0.22-0.26 s in native
-// (bench/README.md, "external32 against native").
+// (6ba8c59:bench/README.md, "external32 against native").
 //
 // What is kept: up to `kept_bytes` bytes of buffers handed back (the
 // oldest beyond that are freed). take() hands out the smallest kept buffer
