@@ -166,8 +166,8 @@ void client_exchange_stage(CollectiveOperation& op, std::size_t item, Next next)
     // its payload, the second message; its length is known once decoded,
     // client_decompress_stage).
     if (!op.request.writing && code == MPI_SUCCESS && !statuses.empty()) {
-      int received = 0;
-      MPI_Get_count(&statuses.back(), MPI_BYTE, &received);
+      MPI_Count received = 0;
+      MPI_Get_count_c(&statuses.back(), MPI_BYTE, &received);
       (op.framed ? run.payload_bytes : run.received) = received;
     }
     if (op.framed && op.request.writing && code == MPI_SUCCESS && !run.sent_empty) {

@@ -131,15 +131,15 @@ void window_exchange_stage(CollectiveOperation& op, std::size_t w, Next next) {
       // data, unless its client failed).
       run.payload_bytes.assign(plan.parts.size(), 0);
       for (std::size_t p = 0; p < plan.parts.size(); ++p) {
-        int received = 0;
-        MPI_Get_count(&statuses[2 * p + 1], MPI_BYTE, &received);
+        MPI_Count received = 0;
+        MPI_Get_count_c(&statuses[2 * p + 1], MPI_BYTE, &received);
         run.payload_bytes[p] = received;
         if (received == 0 && plan.parts[p].bytes > 0) run.client_failed = true;
       }
     } else if (op.request.writing && statuses.size() == plan.parts.size()) {
       for (std::size_t p = 0; p < plan.parts.size(); ++p) {
-        int received = 0;
-        MPI_Get_count(&statuses[p], MPI_BYTE, &received);
+        MPI_Count received = 0;
+        MPI_Get_count_c(&statuses[p], MPI_BYTE, &received);
         if (received < plan.parts[p].bytes) run.client_failed = true;
       }
     } else if (op.framed && !op.failure() && statuses.size() == 2 * plan.parts.size()) {
