@@ -6,20 +6,27 @@ load("//tests/support:mpi_test.bzl", "SANITIZED_RANKS", "expected_failure_tests"
 
 _LAYER = "//api/mpiio:libflowio_mpiio.so"
 
-def mpiio_layer_test(name, ranks = [2], size = "medium", sanitized_ranks = SANITIZED_RANKS):
+# Absolute labels: other packages (//tests/scale) use the macros too.
+_TEST_HELPERS = "//tests/mpiio:mpiio_test"
+_RUN_BOTH = "//tests/mpiio:run_with_and_without_layer.sh"
+_RUN_LAYER = "//tests/mpiio:run_with_layer.sh"
+
+def mpiio_layer_test(name, ranks = [2], size = "medium", sanitized_ranks = SANITIZED_RANKS, deps = [], tags = [], switched_off_run = True):
     """Builds the C program `name`.c and a test `name`_<N>ranks per N.
 
     Each test runs the program under mpiexec on N ranks twice, against
     MPICH's own MPI-IO and with the layer preloaded, and fails unless both
-    runs succeed and agree (run_with_and_without_layer.sh). Only the rank
-    counts in sanitized_ranks run again under --config=asan.
+    runs succeed and agree (run_with_and_without_layer.sh); and a third
+    time with the layer switched off, unless switched_off_run is False
+    (programs that move GiBs). Only the rank counts in sanitized_ranks run
+    again under --config=asan.
     """
     cc_binary(
         name = name,
         srcs = [name + ".c"],
         copts = ["-std=c11"],
-        deps = [
-            ":mpiio_test",
+        deps = deps + [
+            _TEST_HELPERS,
             "//third_party/system:mpi",
         ],
         testonly = True,
@@ -27,7 +34,7 @@ def mpiio_layer_test(name, ranks = [2], size = "medium", sanitized_ranks = SANIT
     for n in ranks:
         native.sh_test(
             name = "%s_%dranks" % (name, n),
-            srcs = ["run_with_and_without_layer.sh"],
+            srcs = [_RUN_BOTH],
             args = [
                 str(n),
                 "$(location :%s)" % name,
@@ -39,8 +46,9 @@ def mpiio_layer_test(name, ranks = [2], size = "medium", sanitized_ranks = SANIT
                 "//tests/support:lsan_suppressions.txt",
                 "//tests/support:mpi_runner_setup.sh",
             ],
+            env = {} if switched_off_run else {"SKIP_SWITCHED_OFF": "1"},
             size = size,
-            tags = rank_tags(n, sanitized_ranks),
+            tags = tags + rank_tags(n, sanitized_ranks),
         )
 
 def mpiio_layer_only_test(name, ranks = [2], size = "medium", expected_failure_ranks = None, deps = [], tags = [], layer = _LAYER, sanitized_ranks = SANITIZED_RANKS):
@@ -60,7 +68,7 @@ def mpiio_layer_only_test(name, ranks = [2], size = "medium", expected_failure_r
         srcs = [name + ".c"],
         copts = ["-std=c11"],
         deps = deps + [
-            ":mpiio_test",
+            _TEST_HELPERS,
             "//third_party/system:mpi",
         ],
         testonly = True,
@@ -76,7 +84,7 @@ def mpiio_layer_only_test(name, ranks = [2], size = "medium", expected_failure_r
     for n in ranks:
         native.sh_test(
             name = "%s_%dranks" % (name, n),
-            srcs = ["run_with_layer.sh"],
+            srcs = [_RUN_LAYER],
             args = [str(n), "$(location :%s)" % name, "$(location %s)" % layer] + skipped,
             data = data,
             size = size,
@@ -87,7 +95,7 @@ def mpiio_layer_only_test(name, ranks = [2], size = "medium", expected_failure_r
             ranks = n,
             expected = expected,
             expected_failure_ranks = expected_failure_ranks,
-            runner = "run_with_layer.sh",
+            runner = _RUN_LAYER,
             runner_args = [str(n), "$(location :%s)" % name, "$(location %s)" % layer],
             case_flag = "--only=",
             data = data,
