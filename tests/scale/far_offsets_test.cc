@@ -11,12 +11,13 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "flowio/flowio.h"
 #include "tests/api/test_paths.h"
-#include "tests/scale/sparse_file.h"
+#include "tests/support/sparse_file.h"
 #include "tests/support/world.h"
 
 namespace {
@@ -173,4 +174,49 @@ TEST_CASE("Scale.FarOffsets.Past2To40") {
   }
   MPI_Barrier(MPI_COMM_WORLD);
   MPI_Type_free(&filetype);
+}
+
+namespace {
+
+// Whether `call` throws UsageError with code `code`.
+template <typename Call>
+bool refused(Call&& call, flowio::ErrorCode code) {
+  try {
+    call();
+  } catch (const flowio::UsageError& error) {
+    return error.code() == code;
+  }
+  return false;
+}
+
+}  // namespace
+
+// Offsets whose bytes would pass file offset 2^62 (where the sieve lock
+// lies) or whose arithmetic would pass 2^63 are refused at the call, never
+// wrapped around.
+TEST_CASE("Scale.FarOffsets.PastTheLimitRefused") {
+  using flowio::ErrorCode;
+  const std::string path = flowio::testing::fresh_path("far_offsets_limit");
+  flowio::File file =
+      flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::rdwr);
+  const std::int64_t limit = std::int64_t{1} << 62;
+  char data[100] = {};
+  CHECK(refused([&] { file.write_at(limit - 50, data, 100, MPI_BYTE); },
+                ErrorCode::invalid_argument));
+  CHECK(refused([&] { file.read_at(std::numeric_limits<MPI_Offset>::max(), data, 1, MPI_BYTE); },
+                ErrorCode::invalid_argument));
+  CHECK(refused([&] { (void)file.byte_offset(limit); }, ErrorCode::invalid_argument));
+  file.seek(std::numeric_limits<MPI_Offset>::max(), flowio::Whence::set);
+  CHECK(refused([&] { file.seek(1, flowio::Whence::current); }, ErrorCode::invalid_argument));
+  CHECK(refused([&] { file.write(data, 1, MPI_BYTE); }, ErrorCode::invalid_argument));
+  // Offsets in ints of a view: 2^62 of them are 2^64 bytes.
+  file.set_view(0, MPI_INT, MPI_INT);
+  CHECK(refused([&] { file.write_at(limit, data, 1, MPI_INT); }, ErrorCode::invalid_argument));
+  CHECK(refused([&] { file.write_at_all(limit, data, 1, MPI_INT); }, ErrorCode::invalid_argument));
+  CHECK(refused([&] { file.set_view(limit, MPI_INT, MPI_INT); }, ErrorCode::invalid_datatype));
+  // Far below, it works.
+  CHECK(file.write_at(std::int64_t{1} << 40, data, 25, MPI_INT) == 100);
+  file.close();
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (world_rank() == 0) ::unlink(path.c_str());
 }

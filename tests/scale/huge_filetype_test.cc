@@ -17,7 +17,7 @@
 
 #include "flowio/flowio.h"
 #include "tests/api/test_paths.h"
-#include "tests/scale/sparse_file.h"
+#include "tests/support/sparse_file.h"
 #include "tests/support/world.h"
 
 namespace {
