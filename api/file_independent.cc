@@ -89,7 +89,13 @@ File::Impl::Transfer File::Impl::prepare_transfer(bool writing, MPI_Offset offse
     throw UsageError(ErrorCode::invalid_argument,
                      std::string(operation) + ": the view's filetype holds no data");
   }
-  transfer.stream_position = offset * view->etype_size();
+  std::int64_t end = 0;
+  if (__builtin_mul_overflow(offset, view->etype_size(), &transfer.stream_position) ||
+      __builtin_add_overflow(transfer.stream_position, bytes, &end) || end > view->stream_reach()) {
+    throw UsageError(ErrorCode::invalid_argument,
+                     std::string(operation) + ": offset " + std::to_string(offset) + " and " +
+                         std::to_string(bytes) + " bytes reach past file offset 2^62");
+  }
   if (advance_pointer) pointer = offset + bytes / view->etype_size();
   return transfer;
 }

@@ -9,10 +9,12 @@ void File::seek(MPI_Offset offset, Whence whence) {
   MPI_Offset base = 0;
   if (whence == Whence::current) base = file.pointer;
   if (whence == Whence::end) base = position_of_end();
-  if (base + offset < 0) {
-    throw UsageError(ErrorCode::invalid_argument, "seek: the position would be negative");
+  MPI_Offset position = 0;
+  if (__builtin_add_overflow(base, offset, &position) || position < 0) {
+    throw UsageError(ErrorCode::invalid_argument,
+                     "seek: the position would be negative or past 2^63");
   }
-  file.pointer = base + offset;
+  file.pointer = position;
 }
 
 MPI_Offset File::position() const { return impl().pointer; }
@@ -25,7 +27,13 @@ MPI_Offset File::position_of_end() const {
 MPI_Offset File::byte_offset(MPI_Offset offset) const {
   const Impl& file = impl();
   if (offset < 0) throw UsageError(ErrorCode::invalid_argument, "byte_offset: negative offset");
-  return file.view->file_offset_of(offset * file.view->etype_size());
+  std::int64_t position = 0;
+  if (__builtin_mul_overflow(offset, file.view->etype_size(), &position) ||
+      position >= file.view->stream_reach()) {
+    throw UsageError(ErrorCode::invalid_argument, "byte_offset: offset " + std::to_string(offset) +
+                                                      " lies past file offset 2^62");
+  }
+  return file.view->file_offset_of(position);
 }
 
 }  // namespace flowio

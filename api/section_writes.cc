@@ -1,7 +1,6 @@
 #include "api/section_writes.h"
 
 #include <exception>
-#include <limits>
 #include <string>
 
 #include "flowio/error.h"
@@ -26,18 +25,14 @@ std::size_t SectionWrites::start(File& file, const std::byte* source,
       lengths_.clear();
       displacements_.clear();
       for (const runtime::Copy& part : parts) {
-        if (part.length > std::numeric_limits<int>::max()) {
-          throw UsageError(ErrorCode::invalid_argument, "object file: a copy of " +
-                                                            std::to_string(part.length) +
-                                                            " bytes exceeds an MPI block length");
-        }
-        lengths_.push_back(static_cast<int>(part.length));
-        displacements_.push_back(static_cast<MPI_Aint>(part.source));
+        lengths_.push_back(part.length);
+        displacements_.push_back(part.source);
       }
+      // The large-count constructor: copies and runs of any length.
       MPI_Datatype gather = MPI_DATATYPE_NULL;
-      check_mpi(MPI_Type_create_hindexed(static_cast<int>(parts.size()), lengths_.data(),
-                                         displacements_.data(), MPI_BYTE, &gather),
-                "MPI_Type_create_hindexed");
+      check_mpi(MPI_Type_create_hindexed_c(static_cast<MPI_Count>(parts.size()), lengths_.data(),
+                                           displacements_.data(), MPI_BYTE, &gather),
+                "MPI_Type_create_hindexed_c");
       check_mpi(MPI_Type_commit(&gather), "MPI_Type_commit");
       // The write flattens the type at the call and keeps the flattened
       // form, so the handle may go at once.

@@ -28,8 +28,6 @@ class SectionWrites {
   // run of several as an hindexed memory type over their places in
   // `source`, which the storage layer turns into vectored writes. Nothing
   // is copied in memory on the way. Returns the bytes the runs cover.
-  // Throws UsageError for a copy longer than 2^31 - 1 bytes (an MPI
-  // block length); windows are far smaller.
   std::size_t start(File& file, const std::byte* source, std::span<const runtime::Copy> copies,
                     std::span<const runtime::TargetRun> runs);
 
@@ -40,8 +38,8 @@ class SectionWrites {
  private:
   std::vector<Future<std::size_t>> writes_;
   std::vector<std::size_t> expected_;
-  std::vector<int> lengths_;
-  std::vector<MPI_Aint> displacements_;
+  std::vector<MPI_Count> lengths_;
+  std::vector<MPI_Count> displacements_;
 };
 
 }  // namespace flowio

@@ -10,17 +10,19 @@ MPI_Request post_round(MPI_Comm comm, bool writing, char* client_data, char* win
   // Reads: the other way round.
   char* send = writing ? client_data : window_data;
   char* receive = writing ? window_data : client_data;
-  const std::span<const int> send_counts = writing ? layout.client_counts : layout.window_counts;
-  const std::span<const int> send_displacements =
+  const std::span<const MPI_Count> send_counts =
+      writing ? layout.client_counts : layout.window_counts;
+  const std::span<const MPI_Aint> send_displacements =
       writing ? layout.client_displacements : layout.window_displacements;
-  const std::span<const int> receive_counts = writing ? layout.window_counts : layout.client_counts;
-  const std::span<const int> receive_displacements =
+  const std::span<const MPI_Count> receive_counts =
+      writing ? layout.window_counts : layout.client_counts;
+  const std::span<const MPI_Aint> receive_displacements =
       writing ? layout.window_displacements : layout.client_displacements;
   MPI_Request request = MPI_REQUEST_NULL;
-  check_mpi(MPI_Ialltoallw(send, send_counts.data(), send_displacements.data(), byte_types.data(),
-                           receive, receive_counts.data(), receive_displacements.data(),
-                           byte_types.data(), comm, &request),
-            "MPI_Ialltoallw");
+  check_mpi(MPI_Ialltoallw_c(send, send_counts.data(), send_displacements.data(), byte_types.data(),
+                             receive, receive_counts.data(), receive_displacements.data(),
+                             byte_types.data(), comm, &request),
+            "MPI_Ialltoallw_c");
   return request;
 }
 

@@ -12,10 +12,14 @@
 namespace flowio::exchange {
 
 // The counts and displacements of one round, by rank, for the clients'
-// side (shares) and the aggregators' side (windows).
+// side (shares) and the aggregators' side (windows), in bytes: 64-bit
+// (MPI_Ialltoallw_c), since a client's shares add up past 2^31 with
+// enough aggregators.
 struct RoundLayout {
-  std::span<const int> client_counts, client_displacements;
-  std::span<const int> window_counts, window_displacements;
+  std::span<const MPI_Count> client_counts;
+  std::span<const MPI_Aint> client_displacements;
+  std::span<const MPI_Count> window_counts;
+  std::span<const MPI_Aint> window_displacements;
 };
 
 // Posts one round. `client_data` holds this process's shares one after

@@ -86,14 +86,14 @@ std::vector<MPI_Request> MetadataExchange::post(
     MPI_Request request;
     if (frames_ != nullptr) {
       const std::vector<std::byte>& frame = outgoing_frames_[i];
-      check_mpi(MPI_Isend(frame.data(), static_cast<int>(frame.size()), MPI_BYTE, destinations[i],
-                          tag, comm, &request),
-                "MPI_Isend");
+      check_mpi(MPI_Isend_c(frame.data(), static_cast<MPI_Count>(frame.size()), MPI_BYTE,
+                            destinations[i], tag, comm, &request),
+                "MPI_Isend_c");
     } else {
       const std::vector<std::int64_t>& words = outgoing_[i];
-      check_mpi(MPI_Isend(words.data(), static_cast<int>(words.size()), MPI_INT64_T,
-                          destinations[i], tag, comm, &request),
-                "MPI_Isend");
+      check_mpi(MPI_Isend_c(words.data(), static_cast<MPI_Count>(words.size()), MPI_INT64_T,
+                            destinations[i], tag, comm, &request),
+                "MPI_Isend_c");
     }
     requests.push_back(request);
   }
@@ -102,14 +102,14 @@ std::vector<MPI_Request> MetadataExchange::post(
     for (std::size_t i = 0; i < client_ranks.size(); ++i) {
       MPI_Request request;
       if (frames_ != nullptr) {
-        check_mpi(
-            MPI_Irecv(incoming_frames_[i].data(), static_cast<int>(incoming_frames_[i].size()),
-                      MPI_BYTE, client_ranks[i], tag, comm, &request),
-            "MPI_Irecv");
+        check_mpi(MPI_Irecv_c(incoming_frames_[i].data(),
+                              static_cast<MPI_Count>(incoming_frames_[i].size()), MPI_BYTE,
+                              client_ranks[i], tag, comm, &request),
+                  "MPI_Irecv_c");
       } else {
-        check_mpi(MPI_Irecv(incoming_[i].data(), static_cast<int>(incoming_[i].size()), MPI_INT64_T,
-                            client_ranks[i], tag, comm, &request),
-                  "MPI_Irecv");
+        check_mpi(MPI_Irecv_c(incoming_[i].data(), static_cast<MPI_Count>(incoming_[i].size()),
+                              MPI_INT64_T, client_ranks[i], tag, comm, &request),
+                  "MPI_Irecv_c");
       }
       requests.push_back(request);
     }
@@ -135,8 +135,8 @@ std::size_t MetadataExchange::wire_bytes(std::int64_t words, bool framed) {
 void MetadataExchange::received(std::span<const MPI_Status> statuses) {
   incoming_lengths_.clear();
   for (std::size_t i = sends_; i < statuses.size(); ++i) {
-    int count = 0;
-    MPI_Get_count(&statuses[i], MPI_BYTE, &count);
+    MPI_Count count = 0;
+    MPI_Get_count_c(&statuses[i], MPI_BYTE, &count);
     incoming_lengths_.push_back(static_cast<std::size_t>(count));
   }
 }

@@ -1,45 +1,33 @@
 #include "exchange/point_to_point.h"
 
-#include <climits>
-
 #include "exchange/compress.h"
 #include "flowio/error.h"
 
 namespace flowio::exchange {
-namespace {
 
-int message_count(std::int64_t bytes) {
-  if (bytes > INT_MAX) {
-    throw UsageError(ErrorCode::invalid_argument,
-                     "collective exchange: a message of " + std::to_string(bytes) +
-                         " bytes (cb_buffer_size must stay below 2 GiB)");
-  }
-  return static_cast<int>(bytes);
-}
-
-}  // namespace
+// Messages go through the large-count calls (MPI_Isend_c, MPI_Irecv_c):
+// a message is as long as a window or a client's share of it, whatever
+// its size.
 
 void post_framed_send(MPI_Comm comm, const std::byte* header, const void* payload,
                       std::int64_t bytes, int peer, int tag, std::vector<MPI_Request>& requests) {
   MPI_Request request = MPI_REQUEST_NULL;
-  check_mpi(
-      MPI_Isend(header, static_cast<int>(kFrameHeaderBytes), MPI_BYTE, peer, tag, comm, &request),
-      "MPI_Isend");
+  check_mpi(MPI_Isend_c(header, static_cast<MPI_Count>(kFrameHeaderBytes), MPI_BYTE, peer, tag,
+                        comm, &request),
+            "MPI_Isend_c");
   requests.push_back(request);
-  check_mpi(MPI_Isend(payload, message_count(bytes), MPI_BYTE, peer, tag, comm, &request),
-            "MPI_Isend");
+  check_mpi(MPI_Isend_c(payload, bytes, MPI_BYTE, peer, tag, comm, &request), "MPI_Isend_c");
   requests.push_back(request);
 }
 
 void post_framed_receive(MPI_Comm comm, std::byte* header, void* payload, std::int64_t bytes,
                          int peer, int tag, std::vector<MPI_Request>& requests) {
   MPI_Request request = MPI_REQUEST_NULL;
-  check_mpi(
-      MPI_Irecv(header, static_cast<int>(kFrameHeaderBytes), MPI_BYTE, peer, tag, comm, &request),
-      "MPI_Irecv");
+  check_mpi(MPI_Irecv_c(header, static_cast<MPI_Count>(kFrameHeaderBytes), MPI_BYTE, peer, tag,
+                        comm, &request),
+            "MPI_Irecv_c");
   requests.push_back(request);
-  check_mpi(MPI_Irecv(payload, message_count(bytes), MPI_BYTE, peer, tag, comm, &request),
-            "MPI_Irecv");
+  check_mpi(MPI_Irecv_c(payload, bytes, MPI_BYTE, peer, tag, comm, &request), "MPI_Irecv_c");
   requests.push_back(request);
 }
 
@@ -47,11 +35,9 @@ MPI_Request post_client_message(MPI_Comm comm, bool writing, char* data, std::in
                                 int aggregator, int tag) {
   MPI_Request request = MPI_REQUEST_NULL;
   if (writing) {
-    check_mpi(MPI_Isend(data, message_count(bytes), MPI_BYTE, aggregator, tag, comm, &request),
-              "MPI_Isend");
+    check_mpi(MPI_Isend_c(data, bytes, MPI_BYTE, aggregator, tag, comm, &request), "MPI_Isend_c");
   } else {
-    check_mpi(MPI_Irecv(data, message_count(bytes), MPI_BYTE, aggregator, tag, comm, &request),
-              "MPI_Irecv");
+    check_mpi(MPI_Irecv_c(data, bytes, MPI_BYTE, aggregator, tag, comm, &request), "MPI_Irecv_c");
   }
   return request;
 }
@@ -63,13 +49,11 @@ void post_window_messages(MPI_Comm comm, bool writing, char* buffer,
     MPI_Request request;
     char* data = buffer + part.at;
     if (writing) {
-      check_mpi(
-          MPI_Irecv(data, message_count(part.bytes), MPI_BYTE, part.client, tag, comm, &request),
-          "MPI_Irecv");
+      check_mpi(MPI_Irecv_c(data, part.bytes, MPI_BYTE, part.client, tag, comm, &request),
+                "MPI_Irecv_c");
     } else {
-      check_mpi(
-          MPI_Isend(data, message_count(part.bytes), MPI_BYTE, part.client, tag, comm, &request),
-          "MPI_Isend");
+      check_mpi(MPI_Isend_c(data, part.bytes, MPI_BYTE, part.client, tag, comm, &request),
+                "MPI_Isend_c");
     }
     requests.push_back(request);
   }

@@ -1,7 +1,6 @@
 #include "runtime/access_gather.h"
 
 #include <cstdint>
-#include <limits>
 #include <span>
 
 #include "exchange/access_codec.h"
@@ -15,22 +14,19 @@ std::vector<core::Access> allgather_accesses(MPI_Comm comm, const core::Access& 
   const std::vector<std::int64_t> words = mine.view() || mine.empty()
                                               ? exchange::encode_view_access(mine)
                                               : exchange::encode_pieces(mine.pieces());
-  if (words.size() > static_cast<std::size_t>(std::numeric_limits<int>::max())) {
-    throw UsageError(ErrorCode::invalid_argument,
-                     "gathering views: an access description of more than 2^31 words");
-  }
-  const int count = static_cast<int>(words.size());
-  std::vector<int> counts(static_cast<std::size_t>(ranks));
-  check_mpi(MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, comm), "MPI_Allgather");
+  // Descriptions of any length: counts as MPI_Count, MPI_Allgatherv_c.
+  const auto count = static_cast<MPI_Count>(words.size());
+  std::vector<MPI_Count> counts(static_cast<std::size_t>(ranks));
+  check_mpi(MPI_Allgather(&count, 1, MPI_COUNT, counts.data(), 1, MPI_COUNT, comm),
+            "MPI_Allgather");
   std::vector<MPI_Aint> displacements(static_cast<std::size_t>(ranks));
   MPI_Aint total = 0;
   for (int rank = 0; rank < ranks; ++rank) {
     displacements[static_cast<std::size_t>(rank)] = total;
     total += counts[static_cast<std::size_t>(rank)];
   }
-  std::vector<MPI_Count> large_counts(counts.begin(), counts.end());
   std::vector<std::int64_t> all(static_cast<std::size_t>(total));
-  check_mpi(MPI_Allgatherv_c(words.data(), count, MPI_INT64_T, all.data(), large_counts.data(),
+  check_mpi(MPI_Allgatherv_c(words.data(), count, MPI_INT64_T, all.data(), counts.data(),
                              displacements.data(), MPI_INT64_T, comm),
             "MPI_Allgatherv_c");
   std::vector<core::Access> accesses;

@@ -1,5 +1,9 @@
 #include "runtime/core/datatype_checks.h"
 
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <cstdint>
 #include <string>
 
 #include "flowio/error.h"
@@ -21,6 +25,32 @@ MPI_Comm probe_communicator() {
   return comm;
 }
 
+// MPICH 4.0.2 keeps a freed datatype's object on a free list whose link
+// overwrites the object's size field: a freed type answers size queries
+// without an error, with the address of the next free datatype object (or
+// 0 at the end of the list, which no check can tell from an empty type).
+// So a size is such a link when it is the address of an object that
+// starts with a derived datatype's handle: MPICH's handle word, kind
+// direct (2) or indirect (3) in bits 30-31, object kind datatype (3) in
+// bits 26-29. No real size is an address of that: executables are linked
+// at 4 MiB or above, so no object of MPICH's lies lower, and objects are
+// 8-byte aligned. The word is read with process_vm_readv, which fails
+// cleanly where nothing is mapped.
+bool is_free_list_link(MPI_Count size) {
+  constexpr MPI_Count kLowestObject = MPI_Count{4} << 20;
+  if (size < kLowestObject || size % 8 != 0) return false;
+  std::uint32_t word = 0;
+  iovec local{&word, sizeof word};
+  iovec remote{reinterpret_cast<void*>(static_cast<std::uintptr_t>(size)), sizeof word};
+  if (::process_vm_readv(::getpid(), &local, 1, &remote, 1, 0) !=
+      static_cast<ssize_t>(sizeof word)) {
+    return false;
+  }
+  const std::uint32_t kind = word >> 30;
+  const std::uint32_t object = (word >> 26) & 0xF;
+  return (kind == 2 || kind == 3) && object == 3;
+}
+
 }  // namespace
 
 void require_committed(MPI_Datatype type, const char* role) {
@@ -30,14 +60,14 @@ void require_committed(MPI_Datatype type, const char* role) {
   // Predefined, hence committed: MPI_BYTE is the type of nearly every
   // small call (HDF5's), which should not pay for the probe.
   if (type == MPI_BYTE) return;
-  int bytes = 0;
-  if (PMPI_Pack_size(1, type, probe_communicator(), &bytes) != MPI_SUCCESS) {
+  // The large-count query: the int one answers MPI_UNDEFINED for a type of
+  // 2 GiB or more.
+  MPI_Count bytes = 0;
+  if (PMPI_Pack_size_c(1, type, probe_communicator(), &bytes) != MPI_SUCCESS) {
     throw UsageError(ErrorCode::invalid_datatype,
                      std::string(role) + " is not a committed datatype");
   }
-  // MPICH 4.0.2 answers for a freed derived type without an error, with
-  // the poisoned size of its released object (negative).
-  if (bytes < 0) {
+  if (bytes < 0 || is_free_list_link(bytes)) {
     throw UsageError(ErrorCode::invalid_datatype,
                      std::string(role) + " is not a valid datatype (freed?)");
   }

@@ -1,5 +1,6 @@
 #include "runtime/core/file_view.h"
 
+#include <algorithm>
 #include <limits>
 #include <string>
 #include <utility>
@@ -31,6 +32,9 @@ FileView::FileView(std::int64_t displacement, MPI_Datatype etype, MPI_Datatype f
                    const ViewRules& rules)
     : displacement_(displacement) {
   if (displacement < 0) bad_view("negative displacement " + std::to_string(displacement));
+  if (displacement >= kFileOffsetLimit) {
+    bad_view("displacement " + std::to_string(displacement) + " at or past 2^62");
+  }
   auto flatten_here = [&rules](MPI_Datatype type) {
     return rules.file_extent != nullptr ? flatten_in_representation(type, *rules.file_extent)
                                         : flatten(type);
@@ -79,6 +83,20 @@ std::int64_t FileView::file_offset_of(std::int64_t stream_position) const {
     throw UsageError(ErrorCode::invalid_argument, "the view's filetype holds no data");
   }
   return piece.offset;
+}
+
+std::int64_t FileView::stream_reach() const {
+  const std::int64_t room = kFileOffsetLimit - displacement_;
+  if (filetype_.size() == 0 || room <= 0) return 0;
+  if (is_contiguous()) return std::max<std::int64_t>(room - filetype_.true_lb(), 0);
+  const std::int64_t copy_reach = filetype_.true_lb() + filetype_.true_extent();
+  if (room < copy_reach) return 0;
+  // Copies all at one place (a read-only view may overlap): any stream.
+  if (filetype_.extent() <= 0) return kFileOffsetLimit;
+  const std::int64_t copies = (room - copy_reach) / filetype_.extent() + 1;
+  std::int64_t bytes = 0;
+  if (__builtin_mul_overflow(copies, filetype_.size(), &bytes)) return kFileOffsetLimit;
+  return bytes;
 }
 
 std::int64_t FileView::stream_bytes_before(std::int64_t file_offset) const {

@@ -13,6 +13,11 @@
 
 namespace flowio::core {
 
+// File offsets stay below 2^62: sieving locks the file from there
+// (io/sieve_lock.h), where no data lies, and offset arithmetic stays
+// clear of 2^63.
+inline constexpr std::int64_t kFileOffsetLimit = std::int64_t{1} << 62;
+
 // What a view depends on besides its three arguments.
 struct ViewRules {
   // The file's data representation, when it is not native: the bytes each
@@ -65,6 +70,12 @@ class FileView {
   // Bytes of the view's stream that lie in the file below `file_offset`:
   // the inverse of file_offset_of.
   std::int64_t stream_bytes_before(std::int64_t file_offset) const;
+
+  // The bytes at the start of the view's stream whose whole copies of the
+  // filetype lie below kFileOffsetLimit: a call reaching past them is
+  // refused (their file offsets would meet the sieve lock's, or pass
+  // 2^63 on the way).
+  std::int64_t stream_reach() const;
 
  private:
   std::int64_t displacement_ = 0;

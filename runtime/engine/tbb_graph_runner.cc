@@ -80,14 +80,14 @@ void TbbGraphRunner::enqueue(PipelineKind kind, CollectiveCall& call, std::size_
   Chain& chain = chains_[static_cast<std::size_t>(kind)];
   if (!pipeline(kind).serial) {
     for (std::size_t item = 0; item < items; ++item) {
-      chain.queue->try_put(Token{&call, static_cast<std::uint32_t>(item)});
+      chain.queue->try_put(Token{&call, item});
     }
     return;
   }
   // Numbered in the order the items enter, which every sequencer keeps.
   std::lock_guard lock(chain.entering);
   for (std::size_t item = 0; item < items; ++item) {
-    chain.queue->try_put(Token{&call, static_cast<std::uint32_t>(item), chain.entered++});
+    chain.queue->try_put(Token{&call, item, chain.entered++});
   }
 }
 

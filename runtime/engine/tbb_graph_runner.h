@@ -29,7 +29,7 @@ class Engine;
 // What travels through the graph: an item of a call.
 struct GraphToken {
   CollectiveCall* call = nullptr;
-  std::uint32_t item = 0;
+  std::size_t item = 0;        // the stages' index, of any magnitude (not 32 bits)
   std::uint64_t sequence = 0;  // order of entry into a serial pipeline
 };
 

@@ -8,6 +8,8 @@
 // calc or metadata transfer (runtime/plan_cache.h).
 #pragma once
 
+#include <mpi.h>
+
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -61,8 +63,11 @@ struct RoundPlan {
   std::vector<Share> shares;          // client side
   std::int64_t share_bytes = 0;       // their sum
   std::optional<std::size_t> window;  // index into CollectivePlan::windows
-  std::vector<int> client_counts, client_displacements;
-  std::vector<int> window_counts, window_displacements;
+  // By rank, for MPI_Ialltoallw_c: a client's displacements add up its
+  // shares for every aggregator of the round, which passes 2^31 with
+  // enough aggregators (128 windows of 16 MiB).
+  std::vector<MPI_Count> client_counts, window_counts;
+  std::vector<MPI_Aint> client_displacements, window_displacements;
 };
 
 struct CollectiveClient {
@@ -80,6 +85,11 @@ struct CollectivePlan {
   std::vector<ClientItemPlan> client_items;
   std::vector<WindowPlan> windows;
   std::vector<RoundPlan> rounds;  // Alltoallw exchange only
+  // Counts and displacements of nothing, one per process: the round of a
+  // process whose buffers could not be made (every process takes part in
+  // every round).
+  std::vector<MPI_Count> no_counts;
+  std::vector<MPI_Aint> no_displacements;
   // Set once every process made its part of the plan (the plan check,
   // plan_check.h), on every process alike: a plan whose compiling failed
   // anywhere is never complete, and an operation that would rerun it

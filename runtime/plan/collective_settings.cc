@@ -148,7 +148,9 @@ CollectiveSettings CollectiveSettings::from_hints(const Hints& hints, int ranks,
                                               : Buffering::automatic;
   }
   if (const std::string* text = find(hints, "cb_buffer_size")) {
-    // Messages carry int counts: keep a window well below 2 GiB.
+    // At most 1 GiB: a window is a buffer of memory per buffer in flight,
+    // and ROMIO reads this hint as an int (nothing in the exchange needs
+    // it: messages go through the large-count calls).
     settings.realms.window_bytes =
         std::min<std::int64_t>(parse_count("cb_buffer_size", *text, 1), std::int64_t{1} << 30);
   }

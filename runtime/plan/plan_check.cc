@@ -9,9 +9,9 @@ namespace {
 // description that came first.
 constexpr int kNoticeBytes = 1;
 
-int received_bytes(const MPI_Status& status) {
-  int bytes = 0;
-  MPI_Get_count(&status, MPI_BYTE, &bytes);
+MPI_Count received_bytes(const MPI_Status& status) {
+  MPI_Count bytes = 0;
+  MPI_Get_count_c(&status, MPI_BYTE, &bytes);
   return bytes;
 }
 
@@ -37,9 +37,10 @@ std::vector<MPI_Request> PlanCheck::post(MPI_Comm comm, int tag, int rank, bool 
   requests.reserve(from_.size() + static_cast<std::size_t>(ranks));
   for (std::size_t i = 0; i < from_.size(); ++i) {
     MPI_Request request;
-    check_mpi(MPI_Irecv(rooms_[i].data(), static_cast<int>(rooms_[i].size()), MPI_BYTE, from_[i],
-                        tag, comm, &request),
-              "MPI_Irecv");
+    // A room holds a description that may come first: of any length.
+    check_mpi(MPI_Irecv_c(rooms_[i].data(), static_cast<MPI_Count>(rooms_[i].size()), MPI_BYTE,
+                          from_[i], tag, comm, &request),
+              "MPI_Irecv_c");
     requests.push_back(request);
   }
   for (int other = 0; other < ranks; ++other) {
@@ -55,7 +56,7 @@ std::vector<MPI_Request> PlanCheck::post(MPI_Comm comm, int tag, int rank, bool 
 std::vector<MPI_Request> PlanCheck::after_first(std::span<const MPI_Status> statuses) {
   std::vector<MPI_Request> requests;
   for (std::size_t i = 0; i < from_.size() && i < statuses.size(); ++i) {
-    const int bytes = received_bytes(statuses[i]);
+    const MPI_Count bytes = received_bytes(statuses[i]);
     if (bytes == 0) anyone_failed_ = true;
     if (bytes > kNoticeBytes) second_from_.push_back(from_[i]);
   }

@@ -134,6 +134,8 @@ void plan_rounds(const CollectiveSettings& settings, const core::Access& mine, i
     round_count = std::max(round_count, list.size());
   }
   plan.rounds.resize(round_count);
+  plan.no_counts.assign(rank_count, 0);
+  plan.no_displacements.assign(rank_count, 0);
   core::injection_point("collective.plan_items");
   for (std::size_t r = 0; r < round_count; ++r) {
     RoundPlan& round = plan.rounds[r];
@@ -149,9 +151,8 @@ void plan_rounds(const CollectiveSettings& settings, const core::Access& mine, i
       if (bytes == 0) continue;
       const int peer = settings.aggregator_ranks[static_cast<std::size_t>(slot)];
       round.shares.push_back(RoundPlan::Share{peer, from, bytes});
-      round.client_counts[static_cast<std::size_t>(peer)] = static_cast<int>(bytes);
-      round.client_displacements[static_cast<std::size_t>(peer)] =
-          static_cast<int>(round.share_bytes);
+      round.client_counts[static_cast<std::size_t>(peer)] = bytes;
+      round.client_displacements[static_cast<std::size_t>(peer)] = round.share_bytes;
       round.share_bytes += bytes;
     }
     if (plan.slot < 0) continue;
@@ -160,8 +161,8 @@ void plan_rounds(const CollectiveSettings& settings, const core::Access& mine, i
     WindowPlan item = plan_window(own[r], plan.clients);
     for (const WindowPlan::Part& part : item.parts) {
       const auto peer = static_cast<std::size_t>(plan.clients[part.client].rank);
-      round.window_counts[peer] = static_cast<int>(part.bytes);
-      round.window_displacements[peer] = static_cast<int>(part.at);
+      round.window_counts[peer] = part.bytes;
+      round.window_displacements[peer] = part.at;
     }
     round.window = plan.windows.size();
     plan.windows.push_back(std::move(item));
@@ -228,8 +229,11 @@ std::int64_t CollectivePlan::footprint() const {
   for (const RoundPlan& round : rounds) {
     bytes += static_cast<std::int64_t>(sizeof(RoundPlan) +
                                        round.shares.size() * sizeof(RoundPlan::Share) +
-                                       4 * round.client_counts.size() * sizeof(int));
+                                       2 * round.client_counts.size() * sizeof(MPI_Count) +
+                                       2 * round.client_counts.size() * sizeof(MPI_Aint));
   }
+  bytes += static_cast<std::int64_t>(no_counts.size() * sizeof(MPI_Count) +
+                                     no_displacements.size() * sizeof(MPI_Aint));
   for (const CollectiveClient& client : clients) {
     bytes += static_cast<std::int64_t>(sizeof(CollectiveClient) +
                                        client.access.pieces().size() * sizeof(core::Piece));

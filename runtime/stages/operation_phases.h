@@ -168,9 +168,6 @@ struct WindowRun {
 struct RoundRun {
   ByteBuffer client_data;  // this process's shares, one after another
   std::int64_t posted_ns = 0;
-  // Counts and displacements of nothing, one per process: the round of a
-  // process whose buffers could not be made.
-  std::vector<int> nothing;
 };
 
 // The data phase. Made from Planning by the runner when the operation's

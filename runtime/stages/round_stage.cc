@@ -95,11 +95,12 @@ void round_exchange_stage(Operation& op, std::size_t r, Next next) {
         }
         const bool client_room = client_data != nullptr;
         const bool window_room = !plan.window || window_data != nullptr;
-        if (!client_room || !window_room) run.nothing.assign(plan.client_counts.size(), 0);
-        const exchange::RoundLayout layout{client_room ? plan.client_counts : run.nothing,
-                                           client_room ? plan.client_displacements : run.nothing,
-                                           window_room ? plan.window_counts : run.nothing,
-                                           window_room ? plan.window_displacements : run.nothing};
+        const CollectivePlan& all = *moving.plan;
+        const exchange::RoundLayout layout{
+            client_room ? plan.client_counts : all.no_counts,
+            client_room ? plan.client_displacements : all.no_displacements,
+            window_room ? plan.window_counts : all.no_counts,
+            window_room ? plan.window_displacements : all.no_displacements};
         requests.push_back(exchange::post_round(op.file().comm(), writing, client_data,
                                                 window_data, layout, op.file().byte_types()));
       },
@@ -107,7 +108,7 @@ void round_exchange_stage(Operation& op, std::size_t r, Next next) {
   op.executor().wait_for(
       std::move(requests), [&op, r, next = std::move(next)](int code, std::span<const MPI_Status>) {
         if (code != MPI_SUCCESS) {
-          op.fail(std::make_exception_ptr(MpiError("MPI_Ialltoallw", code)), "round_exchange");
+          op.fail(std::make_exception_ptr(MpiError("MPI_Ialltoallw_c", code)), "round_exchange");
         }
         op.recorder().record(Stage::exchange, op.phase<Moving>().round_runs[r].posted_ns,
                            static_cast<std::int64_t>(r), " alltoallw");

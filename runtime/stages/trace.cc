@@ -99,20 +99,22 @@ void Trace::write(MPI_Comm comm) {
     mine = json_text(events_->mine);
     events_->mine = nlohmann::ordered_json::array();
   }
-  int length = static_cast<int>(mine.size());
-  std::vector<int> lengths(ranks), displacements(ranks);
-  MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0, comm);
+  // A long run's events pass 2 GiB: lengths as MPI_Count, MPI_Gatherv_c.
+  const auto length = static_cast<MPI_Count>(mine.size());
+  std::vector<MPI_Count> lengths(ranks);
+  std::vector<MPI_Aint> displacements(ranks);
+  MPI_Gather(&length, 1, MPI_COUNT, lengths.data(), 1, MPI_COUNT, 0, comm);
   std::string gathered;
   if (rank == 0) {
-    int total = 0;
+    MPI_Aint total = 0;
     for (int r = 0; r < ranks; ++r) {
       displacements[r] = total;
       total += lengths[r];
     }
     gathered.resize(static_cast<std::size_t>(total));
   }
-  MPI_Gatherv(mine.data(), length, MPI_CHAR, gathered.data(), lengths.data(), displacements.data(),
-              MPI_CHAR, 0, comm);
+  MPI_Gatherv_c(mine.data(), length, MPI_CHAR, gathered.data(), lengths.data(),
+                displacements.data(), MPI_CHAR, 0, comm);
   if (rank != 0) return;
   std::lock_guard lock(mutex_);
   for (int r = 0; r < ranks; ++r) {

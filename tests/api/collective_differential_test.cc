@@ -22,6 +22,7 @@ TEST_CASE("Api.CollectiveDifferential.RandomCollectiveAccess") {
   using namespace flowio::testing;
   CaseShape shape;
   shape.collective_percent = 80;
+  shape.scale_one_in = 25;  // now and then a view past 2^31 or 2^32 bytes
   run_differential_cases(differential_run(100, 20261207), shape, "cdiff",
                          "collective differential");
 }

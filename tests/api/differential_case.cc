@@ -238,6 +238,75 @@ void small_memory(std::mt19937_64& rng, std::int64_t etype_size, CaseCall& op) {
   op.text = "contiguous(" + std::to_string(etype_size) + ",BYTE) x" + std::to_string(op.count);
 }
 
+// How a case's view reaches scale (differential_case.h): not at all (most
+// cases), by its extent or by its size, past 2^31 or 2^32 bytes.
+enum class ScaleKind { none, extent, size };
+constexpr std::int64_t kScaleTargets[] = {std::int64_t{1} << 31, std::int64_t{1} << 32};
+// Data of a random tile whose copies lie a scale gap apart: large enough
+// that a call fits in one copy (a call across the gap would make MPICH
+// step through gigabytes in buffer-sized iterations).
+constexpr std::int64_t kScaleTileBytes = 64 << 10;
+
+// A case's filetype and how its tiles lie: rank r's tile in copy k of the
+// filetype at base + k * period + r * span (base: the case's displacement
+// less r * span).
+struct ViewPlan {
+  TypeHandle filetype;
+  std::int64_t span = 0;
+  std::int64_t period = 0;
+  std::string text;
+};
+
+// A random monotone tile of at most `tile_bytes` bytes of data on every
+// rank, the ranks' tiles side by side, then `gap` bytes to the next copy.
+ViewPlan tiled_view(std::mt19937_64& rng, std::int64_t etype_size, std::int64_t tile_bytes,
+                    std::int64_t gap) {
+  ViewPlan view;
+  TypeHandle tile = random_tile(rng, etype_size, tile_bytes, view.text);
+  MPI_Count tile_true_lb = 0, tile_true_extent = 0;
+  MPI_Type_get_true_extent_x(tile.get(), &tile_true_lb, &tile_true_extent);
+  long long span = std::max<long long>(tile_true_lb + tile_true_extent, 1);
+  MPI_Allreduce(MPI_IN_PLACE, &span, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+  view.span = span;
+  view.period = span * world_size() + gap;
+  MPI_Datatype filetype;
+  MPI_Type_create_resized(tile.get(), 0, view.period, &filetype);
+  MPI_Type_commit(&filetype);
+  view.filetype = TypeHandle(filetype);
+  return view;
+}
+
+// Blocks of 1,024 to 4,096 etypes, every rank's in turn, as many as take
+// this rank's data past `target` bytes: a vector of whole etypes.
+ViewPlan vector_view(std::mt19937_64& shared, std::int64_t etype_size, std::int64_t target) {
+  ViewPlan view;
+  const int ranks = world_size();
+  const int block = pick(shared, 1024, 4096);
+  const auto blocks = static_cast<int>(target / (block * etype_size) + pick(shared, 1, 8));
+  MPI_Datatype element, vector, filetype;
+  MPI_Type_contiguous(static_cast<int>(etype_size), MPI_BYTE, &element);
+  MPI_Type_vector(blocks, block, block * ranks, element, &vector);
+  MPI_Type_free(&element);
+  view.span = block * etype_size;
+  view.period = std::int64_t{blocks} * view.span * ranks;
+  MPI_Type_create_resized(vector, 0, view.period, &filetype);
+  MPI_Type_free(&vector);
+  MPI_Type_commit(&filetype);
+  view.filetype = TypeHandle(filetype);
+  view.text = "vector(" + std::to_string(blocks) + "," + std::to_string(block) + "," +
+              std::to_string(block * ranks) + ",contiguous(" + std::to_string(etype_size) +
+              ",BYTE))";
+  return view;
+}
+
+// The mode a sparse case opens its file in first: one that needs no
+// background written (its background is holes).
+OpenMode random_sparse_first_mode(std::mt19937_64& shared) {
+  static const OpenMode kModes[] = {OpenMode::rdwr, OpenMode::create_rdwr, OpenMode::wronly,
+                                    OpenMode::create_wronly};
+  return kModes[pick(shared, 0, 3)];
+}
+
 // The mode a case opens its file in first. Exclusive creation and append
 // need a file in a given state (prepare_file makes it).
 OpenMode random_first_mode(std::mt19937_64& shared) {
@@ -348,25 +417,34 @@ void make_case(std::mt19937_64& shared, std::mt19937_64& rng, std::uint64_t case
   c.etype = random_etype(shared, c.etype_size, etype_text);
   c.hints = random_hints(shared, ranks);
 
-  std::string tile_text;
-  TypeHandle tile = random_tile(rng, c.etype_size, shape.tile_bytes, tile_text);
-  MPI_Count tile_true_lb = 0, tile_true_extent = 0;
-  MPI_Type_get_true_extent_x(tile.get(), &tile_true_lb, &tile_true_extent);
-  long long span = std::max<long long>(tile_true_lb + tile_true_extent, 1);
-  MPI_Allreduce(MPI_IN_PLACE, &span, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
-  // Rank r's k-th tile sits at base + (k * ranks + r) * span: the ranks
-  // interleave and never overlap, also after a set_view that shifts every
-  // rank's displacement by whole periods.
-  const std::int64_t period = span * ranks;
-  MPI_Datatype filetype;
-  MPI_Type_create_resized(tile.get(), 0, period, &filetype);
-  MPI_Type_commit(&filetype);
-  c.filetype = TypeHandle(filetype);
+  ScaleKind scale = ScaleKind::none;
+  std::int64_t target = 0;
+  if (shape.scale_one_in > 0 && one_in(shared, shape.scale_one_in)) {
+    scale = one_in(shared, 2) ? ScaleKind::extent : ScaleKind::size;
+    target = kScaleTargets[pick(shared, 0, 1)];
+  }
+  c.sparse = scale != ScaleKind::none;
+  // The ranks' tiles interleave and never overlap, also after a set_view
+  // that shifts every rank's displacement by whole periods.
+  ViewPlan view = scale == ScaleKind::size     ? vector_view(shared, c.etype_size, target)
+                  : scale == ScaleKind::extent ? tiled_view(rng, c.etype_size, kScaleTileBytes,
+                                                            target + pick(shared, 0, 4095))
+                                               : tiled_view(rng, c.etype_size, shape.tile_bytes, 0);
+  const std::int64_t span = view.span, period = view.period;
+  const std::string& tile_text = view.text;
+  c.filetype = std::move(view.filetype);
   c.displacement = static_cast<std::int64_t>(case_seed % 64) + rank * span;
-  const std::int64_t tile_size = type_size(filetype);
+  const std::int64_t tile_size = type_size(c.filetype.get());
   const MPI_Offset tile_etypes = tile_size / c.etype_size;
+  // Where the calls of a group of a sparse case start in the stream, in
+  // etypes: across 2^31 or 2^32 bytes (where the view reaches), or across
+  // into the filetype's second copy.
+  const MPI_Offset scale_points[] = {
+      0, ((std::int64_t{1} << 31) - 2048) / c.etype_size,
+      std::min<MPI_Offset>(((std::int64_t{1} << 32) - 2048) / c.etype_size, tile_etypes / 2),
+      tile_etypes - 64};
 
-  c.first_mode = random_first_mode(shared);
+  c.first_mode = c.sparse ? random_sparse_first_mode(shared) : random_first_mode(shared);
   OpenMode mode = c.first_mode;
   // Persistent realms are for many calls on one open file: longer sequences.
   const int group_count = fixed_realms(c.hints) ? pick(shared, 4, 7) : pick(shared, 2, 4);
@@ -419,8 +497,11 @@ void make_case(std::mt19937_64& shared, std::mt19937_64& rng, std::uint64_t case
     group.through_pointer = one_in(shared, 3);
     group.nonblocking = !one_in(shared, 3);
     // Now and then a crowd: more small operations in flight at once than
-    // message tags tell apart (runtime/engine/message_tags.h).
-    const bool crowd = group.nonblocking && !group.through_pointer && one_in(shared, 60);
+    // message tags tell apart (runtime/engine/message_tags.h). Not where
+    // each call takes a copy of a filetype gigabytes wide: a crowd would
+    // reach hundreds of them.
+    const bool crowd = group.nonblocking && !group.through_pointer && one_in(shared, 60) &&
+                       scale != ScaleKind::extent;
     const int operations = crowd               ? kCrowd
                            : group.nonblocking ? pick(shared, 1, 3)
                                                : pick(shared, 1, 2);
@@ -429,6 +510,11 @@ void make_case(std::mt19937_64& shared, std::mt19937_64& rng, std::uint64_t case
     // then called in a random order.
     MPI_Offset cursor = static_cast<MPI_Offset>(
         rng() % static_cast<std::uint64_t>((group.writing ? 3 * tile_etypes : written_reach) + 1));
+    // At scale, every rank's calls start at one place (a point of the
+    // stream, a copy of the filetype per call), so that each call spans a
+    // few KiB of the file.
+    if (scale == ScaleKind::size) cursor = scale_points[pick(shared, 0, 3)] + pick(rng, 0, 63);
+    const int first_copy = scale == ScaleKind::extent ? pick(shared, 0, 2) : 0;
     for (int k = 0; k < operations; ++k) {
       CaseCall op;
       op.collective = pick(shared, 1, 100) <= shape.collective_percent;
@@ -438,7 +524,15 @@ void make_case(std::mt19937_64& shared, std::mt19937_64& rng, std::uint64_t case
       } else {
         random_memory(rng, c.etype_size, nobody || one_in(rng, 6), op);
       }
-      if (k > 0 && one_in(rng, 2)) cursor += pick(rng, 1, 4);
+      if (scale == ScaleKind::extent) {
+        // Within one copy of the filetype, a gigabyte gap from the others.
+        if (op.bytes > tile_size) random_memory(rng, c.etype_size, true, op);
+        const MPI_Offset room = tile_etypes - op.bytes / c.etype_size;
+        cursor = (first_copy + k) * tile_etypes +
+                 static_cast<MPI_Offset>(rng() % static_cast<std::uint64_t>(room + 1));
+      } else if (k > 0 && one_in(rng, 2)) {
+        cursor += pick(rng, 1, 4);
+      }
       op.offset = cursor;
       cursor += op.bytes / c.etype_size;
       if (group.writing) {
@@ -471,13 +565,21 @@ void make_case(std::mt19937_64& shared, std::mt19937_64& rng, std::uint64_t case
     c.appended_from = std::llround(std::uniform_real_distribution<>(0, 1)(shared) *
                                    static_cast<double>(c.file_end));
   }
-  set_buffer_size(c.hints, c.file_end);
+  // A sparse case's calls each span a few KiB of its file: sized as for a
+  // file of 1 MiB.
+  set_buffer_size(c.hints, c.sparse ? 1 << 20 : c.file_end);
   std::string steps_text;
   for (const Step& step : c.steps) steps_text += step_text(step);
-  c.description = "seed " + std::to_string(case_seed) + " | open " + info(c.first_mode).name +
-                  " | " + c.hints.text() + " | etype " + etype_text + " | rank " +
-                  std::to_string(rank) + ": tile " + tile_text + " span " + std::to_string(span) +
-                  " disp " + std::to_string(c.displacement) + " |" + steps_text;
+  const std::string scale_text = scale == ScaleKind::none
+                                     ? ""
+                                     : std::string(" | at scale: ") +
+                                           (scale == ScaleKind::extent ? "extent" : "size") +
+                                           " past " + std::to_string(target);
+  c.description = "seed " + std::to_string(case_seed) + scale_text + " | open " +
+                  info(c.first_mode).name + " | " + c.hints.text() + " | etype " + etype_text +
+                  " | rank " + std::to_string(rank) + ": tile " + tile_text + " span " +
+                  std::to_string(span) + " disp " + std::to_string(c.displacement) + " |" +
+                  steps_text;
 }
 
 }  // namespace flowio::testing

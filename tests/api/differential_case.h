@@ -34,6 +34,18 @@
 // - Every pointer-form call of MPICH is preceded by an absolute seek (its
 //   read_all through the pointer left by a previous read_all can start
 //   inside a hole of the filetype).
+//
+// Now and then (CaseShape::scale_one_in) a case draws a view at scale:
+// its filetype's extent passes 2^31 or 2^32 bytes (the ranks' tiles, then
+// a gap of that size), or its size does (a vector of blocks of 1 to 32 KiB
+// interleaved between the ranks: few pieces, since ROMIO lists every piece
+// of a view). Its calls touch a few KiB at a time far into the view: the
+// same copy of the filetype on every rank, or the same place of the data
+// stream (across 2^31, across 2^32, across into the filetype's second
+// copy). Such a file is sparse, tens of GiB long: its background is zeros
+// (holes), it is opened only in modes that need no background written,
+// and the two files are compared where either holds data
+// (tests/support/sparse_file.h) rather than read whole.
 #pragma once
 
 #include <mpi.h>
@@ -171,6 +183,7 @@ struct Case {
   int operation_count = 0;
   long long file_end = 0;  // background bytes: past every rank's accesses
   bool shrinks = false;    // a set_size step makes the file smaller
+  bool sparse = false;     // a view at scale: zero background, sparse file
   std::string description;
 };
 
@@ -181,6 +194,8 @@ struct CaseShape {
   int collective_percent = 100;
   // Largest data size of a random filetype tile.
   std::int64_t tile_bytes = 2048;
+  // One case in this many draws a view at scale (see above); 0: none.
+  int scale_one_in = 0;
 };
 
 // Plans a case. Decisions every rank must share (hints, etype, steps, call
@@ -196,6 +211,7 @@ struct CaseOutcome {
   std::vector<MPI_Offset> positions;  // file pointer after a pointer-form call, else -1
   std::vector<std::optional<TypedBuffer>> reads;
   std::vector<char> image;
+  std::string kept_file;          // a sparse case's file, compared in place of an image
   bool removed_at_close = false;  // the file was gone after the last close
   std::string failure;            // an exception flowio threw, if any
 

@@ -9,6 +9,7 @@
 
 #include "tests/api/differential_case.h"
 #include "tests/api/file_contents.h"
+#include "tests/support/sparse_file.h"
 #include "tests/support/world.h"
 
 namespace flowio::testing {
@@ -46,11 +47,17 @@ OpenMode last_mode(const Case& c) {
   return mode;
 }
 
-// Rank 0 keeps the file's bytes; every rank learns nothing. Called between
-// a barrier (every rank's writes done) and the close.
-void capture_image(const std::string& path, CaseOutcome& out) {
+// Rank 0 keeps the file's bytes (a sparse case's file: its path, compared
+// where it holds data); every rank learns nothing. Called between a
+// barrier (every rank's writes done) and the close.
+void capture_image(const Case& c, const std::string& path, CaseOutcome& out) {
   MPI_Barrier(MPI_COMM_WORLD);
-  if (world_rank() == 0) out.image = read_whole_file(path);
+  if (world_rank() != 0) return;
+  if (c.sparse) {
+    out.kept_file = path;
+  } else {
+    out.image = read_whole_file(path);
+  }
 }
 
 void check_removed(const std::string& path, CaseOutcome& out) {
@@ -134,8 +141,13 @@ void run_group_flowio(File& file, const Group& group, std::int64_t etype_size, C
 }
 
 // Exclusive creation and append leave the background to rank 0, after open.
+bool background_after_open(const Case& c) {
+  return c.first_mode == OpenMode::excl_wronly || c.first_mode == OpenMode::excl_rdwr ||
+         c.first_mode == OpenMode::append_wronly;
+}
+
 void complete_background_flowio(const Case& c, std::uint64_t case_seed, File& file) {
-  if (world_rank() == 0) {
+  if (world_rank() == 0 && background_after_open(c)) {
     const std::vector<char> bytes = background(case_seed, c.file_end);
     if (c.first_mode == OpenMode::excl_wronly || c.first_mode == OpenMode::excl_rdwr) {
       file.write_at(0, bytes.data(), c.file_end, MPI_BYTE);
@@ -224,7 +236,7 @@ void run_group_mpich(MPI_File file, const Group& group, CaseOutcome& out) {
 }
 
 void complete_background_mpich(const Case& c, std::uint64_t case_seed, MPI_File file) {
-  if (world_rank() == 0) {
+  if (world_rank() == 0 && background_after_open(c)) {
     const std::vector<char> bytes = background(case_seed, c.file_end);
     MPI_Status status;
     if (c.first_mode == OpenMode::excl_wronly || c.first_mode == OpenMode::excl_rdwr) {
@@ -286,6 +298,15 @@ long long first_difference(const std::vector<char>& left, const std::vector<char
   return at;
 }
 
+// Whether the two kept files of a sparse case differ (rank 0 compares
+// them, every rank learns it); `why` says where, on rank 0.
+bool sparse_files_differ(const CaseOutcome& left, const CaseOutcome& right, std::string& why) {
+  int differ = 0;
+  if (world_rank() == 0) differ = same_sparse_files(left.kept_file, right.kept_file, why) ? 0 : 1;
+  MPI_Bcast(&differ, 1, MPI_INT, 0, MPI_COMM_WORLD);
+  return differ != 0;
+}
+
 std::string self_path() {
   char path[4096];
   const ssize_t length = ::readlink("/proc/self/exe", path, sizeof path - 1);
@@ -297,7 +318,11 @@ std::string self_path() {
 void prepare_file(const Case& c, std::uint64_t case_seed, const std::string& path) {
   if (world_rank() == 0) {
     std::remove(path.c_str());
-    if (c.first_mode == OpenMode::append_wronly) {
+    if (c.sparse) {
+      // Holes all through: tens of GiB long, nothing on storage.
+      write_file(path, nullptr, 0);
+      REQUIRE(::truncate(path.c_str(), c.file_end) == 0);
+    } else if (c.first_mode == OpenMode::append_wronly) {
       const std::vector<char> bytes = background(case_seed, c.appended_from);
       write_file(path, bytes.data(), c.appended_from);
     } else if (c.first_mode != OpenMode::excl_wronly && c.first_mode != OpenMode::excl_rdwr) {
@@ -342,7 +367,7 @@ void run_flowio(const Case& c, std::uint64_t case_seed, const std::string& path,
           break;
       }
     }
-    capture_image(path, out);
+    capture_image(c, path, out);
     file.close();
     check_removed(path, out);
   } catch (const std::exception& error) {
@@ -389,7 +414,7 @@ void run_mpich(const Case& c, std::uint64_t case_seed, const std::string& path, 
         break;
     }
   }
-  capture_image(path, out);
+  capture_image(c, path, out);
   MPI_File_close(&file);
   check_removed(path, out);
 }
@@ -400,6 +425,12 @@ bool compare_outcomes(const Case& c, std::uint64_t case_seed, long index,
   CAPTURE(c.description);
   bool same = by_flowio.failure.empty();
   CHECK_MESSAGE(by_flowio.failure.empty(), "flowio threw: " << by_flowio.failure);
+  if (c.sparse) {
+    std::string why;
+    const bool differ = sparse_files_differ(by_flowio, by_mpich, why);
+    CHECK_MESSAGE(!differ, "files differ: " << why);
+    same = same && !differ;
+  }
   const long long difference = first_difference(by_flowio.image, by_mpich.image);
   if (difference != -1) {
     const std::string reference_path = scratch + ".reference";

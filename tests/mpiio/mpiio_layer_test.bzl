@@ -5,6 +5,11 @@ load("//tests/support:mpi_test.bzl", "SANITIZED_RANKS", "mpi_script_tests", "run
 
 _LAYER = "//api/mpiio:libflowio_mpiio.so"
 
+# Absolute labels: other packages (//tests/scale) use the macros too.
+_TEST_HELPERS = "//tests/mpiio:mpiio_test"
+_RUN_BOTH = "//tests/mpiio:run_with_and_without_layer.sh"
+_RUN_LAYER = "//tests/mpiio:run_with_layer.sh"
+
 def _program(name, deps = [], program = None):
     """The C program `program`.c (default `name`.c) as `name`, with the
     programs' shared checks."""
@@ -13,27 +18,31 @@ def _program(name, deps = [], program = None):
         srcs = [(program or name) + ".c"],
         copts = ["-std=c11"],
         deps = deps + [
-            ":mpiio_test",
+            _TEST_HELPERS,
             "//third_party/system:mpi",
         ],
         testonly = True,
     )
 
-def mpiio_layer_test(name, ranks = [2], size = "medium", tags = [], sanitized_ranks = SANITIZED_RANKS):
+def mpiio_layer_test(name, ranks = [2], size = "medium", tags = [], sanitized_ranks = SANITIZED_RANKS, deps = [], switched_off_run = True):
     """Builds the C program `name`.c and a test `name`_<N>ranks per N.
 
     Each test runs the program under mpiexec on N ranks twice, against
     MPICH's own MPI-IO and with the layer preloaded, and fails unless both
-    runs succeed and agree (run_with_and_without_layer.sh). Only the rank
-    counts in sanitized_ranks run again under --config=asan.
+    runs succeed and agree (run_with_and_without_layer.sh); and a third
+    time with the layer switched off, unless switched_off_run is False
+    (programs that move GiBs). Only the rank counts in sanitized_ranks run
+    again under --config=asan.
     """
-    _program(name)
+    _program(name, deps)
+    env = {} if switched_off_run else {"SKIP_SWITCHED_OFF": "1"}
     mpi_script_tests(
         name = name,
-        script = "run_with_and_without_layer.sh",
+        script = _RUN_BOTH,
         args = ["$(location :%s)" % name, "$(location %s)" % _LAYER],
         data = [":" + name, _LAYER],
         ranks = ranks,
+        env_by_ranks = {n: env for n in ranks},
         size = size,
         tags = tags,
         sanitized_ranks = sanitized_ranks,
@@ -58,7 +67,7 @@ def mpiio_layer_only_test(name, ranks = [2], size = "medium", expected_failure_r
     _program(name, deps, program)
     runner_tests(
         name = name,
-        runner = "run_with_layer.sh",
+        runner = _RUN_LAYER,
         runner_args = ["$(location :%s)" % name, "$(location %s)" % layer],
         case_flag = "--only=",
         skip_flag = "--skip=",

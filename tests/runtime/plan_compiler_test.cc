@@ -95,3 +95,29 @@ TEST_CASE("Runtime.PlanCompiler.ClientItemsOfUnevenRealms") {
   }
   check_cover_access(tail_plan.client_items, late);
 }
+
+// Alltoallw rounds lay a client's shares for every aggregator of a round
+// one after another: with three windows of 1 GiB the third share starts
+// 2 GiB in, past what an int displacement holds. Only the plan is made:
+// no data moves.
+TEST_CASE("Runtime.PlanCompiler.RoundDisplacementsPast2To31") {
+  constexpr std::int64_t kGiB = std::int64_t{1} << 30;
+  const RealmLayout layout = RealmLayout::ranges({0, kGiB, 2 * kGiB, 3 * kGiB}, kGiB);
+  const Access mine(std::vector<Piece>{Piece{0, 3 * kGiB}});
+  CollectiveSettings settings;
+  settings.aggregator_ranks = {0, 1, 2};
+  settings.alltoallw = true;
+  CollectivePlan plan;
+  plan.two_phase = true;
+  plan.layout = layout;
+  plan_items_step(settings, mine, 3, plan);
+  REQUIRE(plan.rounds.size() == 1);
+  const flowio::runtime::RoundPlan& round = plan.rounds[0];
+  CHECK(round.share_bytes == 3 * kGiB);
+  for (std::size_t peer = 0; peer < 3; ++peer) {
+    CAPTURE(peer);
+    CHECK(round.client_counts[peer] == kGiB);
+    CHECK(round.client_displacements[peer] == static_cast<std::int64_t>(peer) * kGiB);
+  }
+  CHECK(plan.no_counts == std::vector<MPI_Count>(3, 0));
+}
