@@ -7,8 +7,9 @@
 #   tools/test.sh --quick   for development: the plain (optimized) build
 #                           and its tests on 1 and 2 ranks; no 4-rank
 #                           variants (on 2 cores they take two thirds of
-#                           the test time), no sanitizers, no layering or
-#                           install check
+#                           the test time), no scale tier (tests tagged
+#                           "scale": GiB-sized types, 8 and 16 ranks), no
+#                           sanitizers, no layering or install check
 #
 # What it prints is for people: one heading per phase, Bazel's progress (a
 # line every 30 s or so), compiler warnings and errors, each failed test
@@ -118,8 +119,8 @@ if [ "$quick" -eq 0 ]; then
   phase "build and run every test"
   run_tests plain //...
 else
-  phase "build and run the tests on 1 and 2 ranks"
-  run_tests plain --test_tag_filters=-ranks4 //...
+  phase "build and run the tests on 1 and 2 ranks, without the scale tier"
+  run_tests plain --test_tag_filters=-ranks4,-scale //...
 fi
 
 if [ "$quick" -eq 0 ]; then
