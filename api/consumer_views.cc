@@ -13,8 +13,8 @@
 #include "flowio/error.h"
 #include "io/file_descriptor.h"
 #include "runtime/access_gather.h"
-#include "runtime/engine/collective_error.h"
 #include "runtime/core/file_view.h"
+#include "runtime/engine/collective_error.h"
 
 namespace flowio {
 namespace {

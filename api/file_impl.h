@@ -23,15 +23,15 @@
 #include "io/mapped_backend.h"
 #include "io/sieve_lock.h"
 #include "io/storage_backend.h"
-#include "runtime/engine/collective_context.h"
-#include "runtime/plan/collective_settings.h"
 #include "runtime/core/access.h"
 #include "runtime/core/file_view.h"
 #include "runtime/core/flat_type.h"
 #include "runtime/core/memory_layout.h"
 #include "runtime/core/realm_tiling.h"
+#include "runtime/engine/collective_context.h"
 #include "runtime/engine/engine.h"
 #include "runtime/engine/lock_progress.h"
+#include "runtime/plan/collective_settings.h"
 #include "sync/atomic_mode.h"
 
 namespace flowio {

@@ -10,9 +10,9 @@
 #include "api/file_impl.h"
 #include "io/independent_transfer.h"
 #include "io/view_transfer.h"
-#include "runtime/stages/converted_transfer.h"
 #include "runtime/core/datatype_checks.h"
 #include "runtime/core/flat_type_cache.h"
+#include "runtime/stages/converted_transfer.h"
 
 namespace flowio {
 namespace {

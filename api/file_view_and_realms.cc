@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "api/file_impl.h"
-#include "runtime/engine/collective_error.h"
 #include "runtime/core/datatype_checks.h"
 #include "runtime/core/flat_type_cache.h"
+#include "runtime/engine/collective_error.h"
 
 namespace flowio {
 namespace {

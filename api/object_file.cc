@@ -7,10 +7,10 @@
 #include <vector>
 
 #include "flowio/error.h"
-#include "runtime/engine/collective_error.h"
 #include "runtime/core/flat_type_cache.h"
 #include "runtime/core/memory_layout.h"
 #include "runtime/core/piece_cursor.h"
+#include "runtime/engine/collective_error.h"
 #include "runtime/object_file_index.h"
 
 namespace flowio {

@@ -13,12 +13,12 @@
 #include "flowio/error.h"
 #include "flowio/file.h"
 #include "flowio/remap.h"
-#include "runtime/engine/collective_error.h"
 #include "runtime/core/access.h"
 #include "runtime/core/file_view.h"
 #include "runtime/core/flat_type_cache.h"
 #include "runtime/core/memory_layout.h"
 #include "runtime/core/piece_cursor.h"
+#include "runtime/engine/collective_error.h"
 #include "runtime/object_file_index.h"
 #include "runtime/remap_route.h"
 

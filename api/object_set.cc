@@ -5,9 +5,9 @@
 
 #include "flowio/error.h"
 #include "runtime/access_gather.h"
-#include "runtime/engine/collective_error.h"
 #include "runtime/core/access.h"
 #include "runtime/core/file_view.h"
+#include "runtime/engine/collective_error.h"
 #include "sync/object_set.h"
 
 namespace flowio {

@@ -20,8 +20,8 @@
 #include "api/mpiio/serve.h"
 #include "flowio/error.h"
 #include "flowio/file.h"
-#include "runtime/engine/collective_error.h"
 #include "runtime/core/datatype_checks.h"
+#include "runtime/engine/collective_error.h"
 
 namespace flowio::mpiio {
 namespace {

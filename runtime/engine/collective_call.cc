@@ -170,15 +170,15 @@ void CollectiveCall::complete() {
   if (plan != nullptr && plan->two_phase) {
     record.aggregators = static_cast<int>(request.settings->aggregator_ranks.size());
     record.aggregator = plan->slot >= 0;
-    record.iterations = static_cast<std::int64_t>(plan->client_items.size() +
-                                                  plan->windows.size() + plan->rounds.size());
+    record.iterations = static_cast<std::int64_t>(plan->client_items.size() + plan->windows.size() +
+                                                  plan->rounds.size());
     record.plan_reused = agreeing.origin == PlanOrigin::reused;
   } else {
     // Direct mode: every process with data accessed the file itself, in
     // one pass.
-    record.aggregators = static_cast<int>(
-        std::count_if(agreeing.announcements.begin(), agreeing.announcements.end(),
-                      [](const Announcement& a) { return a.summary.bytes > 0; }));
+    record.aggregators =
+        static_cast<int>(std::count_if(agreeing.announcements.begin(), agreeing.announcements.end(),
+                                       [](const Announcement& a) { return a.summary.bytes > 0; }));
     record.aggregator = agreeing.accessed_directly;
     record.iterations = agreeing.accessed_directly ? 1 : 0;
   }

@@ -38,7 +38,7 @@ class CollectiveCall {
   // the operation from starting (MPI refusing to post its announcement);
   // `on_done` does not run then.
   static Future<std::size_t> start(CollectiveContext& context, CollectiveRequest request,
-                                    std::function<void()> on_done);
+                                   std::function<void()> on_done);
   // A blocking call (request.blocking): runs it to completion, on this
   // thread when it is alone on its file, and returns what start()'s
   // future would hold, its failure in `failure`. Throws as start() does.
@@ -62,8 +62,7 @@ class CollectiveCall {
   // Takes the call's turn and makes it; the call holds itself until
   // complete(). It runs inline when `caller_waits` (run(), which drives
   // it) and it is alone on its file; the only place that decides.
-  static std::shared_ptr<CollectiveCall> make(CollectiveContext& context,
-                                              CollectiveRequest request,
+  static std::shared_ptr<CollectiveCall> make(CollectiveContext& context, CollectiveRequest request,
                                               std::function<void()> on_done, bool caller_waits);
   // Runs its stage at the call and sends it on.
   void launch();

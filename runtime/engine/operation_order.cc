@@ -68,8 +68,9 @@ void OperationOrder::start_what_may() {
 void OperationOrder::end(std::uint64_t sequence) {
   {
     std::lock_guard lock(mutex_);
-    const auto running = std::find_if(running_.begin(), running_.end(),
-                                      [sequence](const auto& entry) { return entry.first == sequence; });
+    const auto running =
+        std::find_if(running_.begin(), running_.end(),
+                     [sequence](const auto& entry) { return entry.first == sequence; });
     assert(running != running_.end() && "an operation ends once, after its data phase started");
     if (running != running_.end()) running_.erase(running);
 #ifndef NDEBUG

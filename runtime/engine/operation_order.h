@@ -132,7 +132,7 @@ class OperationOrder {
   std::uint64_t next_start_ = 0;
   std::map<std::uint64_t, Waiting> waiting_;
   std::vector<std::pair<std::uint64_t, DataFootprint>> running_;  // few at once
-  bool starting_ = false;  // a thread is running starts
+  bool starting_ = false;                                         // a thread is running starts
 #ifndef NDEBUG
   std::uint64_t ended_ = 0;  // how many ended, for the assertions
 #endif

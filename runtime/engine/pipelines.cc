@@ -86,8 +86,10 @@ void leave_item(CollectiveCall& call) {
 
 const Pipeline& pipeline(PipelineKind kind) {
   static const Pipeline kControl{
-      "control", {gather_stage, realms_stage, metadata_stage, plan_stage, plan_check_stage},
-      true, leave_control};
+      "control",
+      {gather_stage, realms_stage, metadata_stage, plan_stage, plan_check_stage},
+      true,
+      leave_control};
   static const Pipeline kClient{"client",
                                 {pack_stage, client_compress_stage, client_exchange_stage,
                                  client_decompress_stage, unpack_stage},

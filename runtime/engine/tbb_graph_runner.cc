@@ -42,8 +42,7 @@ void TbbGraphRunner::build(PipelineKind kind) {
                                       // Held until the stage lets the item go on, possibly from
                                       // another thread (the progress engine or the I/O thread).
                                       gateway.reserve_wait();
-                                      body(token.call->operation(), token.item,
-                                           [token, &gateway] {
+                                      body(token.call->operation(), token.item, [token, &gateway] {
                                         gateway.try_put(token);
                                         gateway.release_wait();
                                       });

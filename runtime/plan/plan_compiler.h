@@ -22,10 +22,10 @@
 #include <optional>
 #include <span>
 
-#include "runtime/plan/collective_plan.h"
-#include "runtime/plan/collective_settings.h"
 #include "runtime/core/access.h"
 #include "runtime/core/realm_policy.h"
+#include "runtime/plan/collective_plan.h"
+#include "runtime/plan/collective_settings.h"
 
 namespace flowio::runtime {
 

@@ -42,8 +42,7 @@ void agree_stage(Operation& op, std::size_t, Next next) {
     }
     std::vector<MPI_Request> replies;
     op.guarded([&] { replies = op.phase<Agreeing>().agreement.reply(); }, nullptr);
-    op.executor().wait_for(std::move(replies), [&op, next](int code,
-                                                           std::span<const MPI_Status>) {
+    op.executor().wait_for(std::move(replies), [&op, next](int code, std::span<const MPI_Status>) {
       Agreeing& agreeing = op.phase<Agreeing>();
       if (code != MPI_SUCCESS) {
         op.fail(std::make_exception_ptr(MpiError("outcome agreement", code)), nullptr);

@@ -6,10 +6,10 @@
 #include <memory>
 
 #include "exchange/stream_conversion.h"
-#include "runtime/plan/collective_settings.h"
 #include "runtime/core/access.h"
 #include "runtime/core/flat_type.h"
 #include "runtime/core/memory_layout.h"
+#include "runtime/plan/collective_settings.h"
 #include "sync/atomic_mode.h"
 
 namespace flowio::runtime {

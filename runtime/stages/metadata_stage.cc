@@ -37,8 +37,7 @@ void metadata_stage(Operation& op, std::size_t, Next next) {
               planning.summaries[static_cast<std::size_t>(client.rank)].metadata_words);
         }
         planning.view_words = exchange::encode_view_access(op.request().access);
-        const bool framed =
-            begin_compression(op, planning.compression_rule, planning.compression);
+        const bool framed = begin_compression(op, planning.compression_rule, planning.compression);
         requests = planning.metadata.post(
             op.file().comm(), op.tag(MessageKind::metadata), op.request().access,
             planning.view_words, *plan.layout, op.request().settings->aggregator_ranks, plan.slot,

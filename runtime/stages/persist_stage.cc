@@ -17,9 +17,8 @@ void persist_stage(Operation& op, std::size_t, Next next) {
   }
   enter_stage(op, "collective.persist");
   // Data moved at the call was synced there.
-  const bool wrote =
-      (agreeing.route == DataRoute::direct && agreeing.accessed_directly) ||
-      (agreeing.route == DataRoute::two_phase && !agreeing.plan->windows.empty());
+  const bool wrote = (agreeing.route == DataRoute::direct && agreeing.accessed_directly) ||
+                     (agreeing.route == DataRoute::two_phase && !agreeing.plan->windows.empty());
   if (!op.request().writing || !op.request().settings->durable || !wrote || op.failure()) {
     next();
     return;

@@ -149,11 +149,10 @@ DataRoute data_route(Operation& op) {
     case PlanOrigin::direct: {
       // Per process: one that failed, or moved its part at the call, has
       // nothing left to move (nobody waits for it in direct mode).
-      const bool anyone =
-          std::any_of(planning.announcements.begin(), planning.announcements.end(),
-                      [](const Announcement& a) { return a.summary.bytes > 0; });
+      const bool anyone = std::any_of(planning.announcements.begin(), planning.announcements.end(),
+                                      [](const Announcement& a) { return a.summary.bytes > 0; });
       return anyone && !op.failure() && !planning.early.accessed ? DataRoute::direct
-                                                                  : DataRoute::none;
+                                                                 : DataRoute::none;
     }
     case PlanOrigin::compiled:
       return planning.made_everywhere ? DataRoute::two_phase : DataRoute::none;
@@ -175,9 +174,9 @@ DataFootprint data_footprint(Operation& op) {
   const Planning& planning = op.phase<Planning>();
   DataFootprint footprint;
   footprint.writing = op.request().writing;
-  footprint.alltoallw = op.request().settings->alltoallw &&
-                        (planning.origin == PlanOrigin::compiled ||
-                         planning.origin == PlanOrigin::reused);
+  footprint.alltoallw =
+      op.request().settings->alltoallw &&
+      (planning.origin == PlanOrigin::compiled || planning.origin == PlanOrigin::reused);
   footprint.begin = std::numeric_limits<std::int64_t>::max();
   footprint.end = std::numeric_limits<std::int64_t>::min();
   for (const Announcement& a : planning.announcements) {

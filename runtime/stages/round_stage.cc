@@ -85,8 +85,7 @@ void round_exchange_stage(Operation& op, std::size_t r, Next next) {
   op.guarded(
       [&] {
         char* client_data = run.client_data.data();
-        char* window_data =
-            plan.window ? moving.window_runs[*plan.window].buffer.data() : nullptr;
+        char* window_data = plan.window ? moving.window_runs[*plan.window].buffer.data() : nullptr;
         if (op.failure() && writing && client_data != nullptr) {
           std::fill_n(client_data, run.client_data.size(), 0);
         }
@@ -101,8 +100,8 @@ void round_exchange_stage(Operation& op, std::size_t r, Next next) {
             client_room ? plan.client_displacements : all.no_displacements,
             window_room ? plan.window_counts : all.no_counts,
             window_room ? plan.window_displacements : all.no_displacements};
-        requests.push_back(exchange::post_round(op.file().comm(), writing, client_data,
-                                                window_data, layout, op.file().byte_types()));
+        requests.push_back(exchange::post_round(op.file().comm(), writing, client_data, window_data,
+                                                layout, op.file().byte_types()));
       },
       "round_exchange");
   op.executor().wait_for(
@@ -111,11 +110,10 @@ void round_exchange_stage(Operation& op, std::size_t r, Next next) {
           op.fail(std::make_exception_ptr(MpiError("MPI_Ialltoallw_c", code)), "round_exchange");
         }
         op.recorder().record(Stage::exchange, op.phase<Moving>().round_runs[r].posted_ns,
-                           static_cast<std::int64_t>(r), " alltoallw");
+                             static_cast<std::int64_t>(r), " alltoallw");
         next();
       });
 }
-
 
 // A write writes the window (on the executor's I/O side), a read unpacks
 // this process's shares.

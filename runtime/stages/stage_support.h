@@ -31,8 +31,7 @@ bool anyone_failed_early(std::span<const Announcement> announcements);
 // compression rule (in `rule`, `stage`) unless begun already; returns
 // whether messages are framed. Control and data stages of one operation
 // call it in turn, never at once.
-bool begin_compression(const Operation& op,
-                       std::shared_ptr<exchange::CompressionRule>& rule,
+bool begin_compression(const Operation& op, std::shared_ptr<exchange::CompressionRule>& rule,
                        std::unique_ptr<exchange::CompressStage>& stage);
 
 // Where a stage's work on one item begins: the injection point `point`

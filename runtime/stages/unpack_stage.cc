@@ -24,8 +24,7 @@ void unpack_stage(Operation& op, std::size_t item, Next next) {
     const std::int64_t begin = now_ns();
     op.guarded(
         [&] {
-          exchange::unpack_stream(op.request().memory, plan.from, run.received,
-                                  run.staging.data());
+          exchange::unpack_stream(op.request().memory, plan.from, run.received, run.staging.data());
         },
         "unpack");
     op.recorder().record(Stage::unpack, begin, plan.window, "", run.received);

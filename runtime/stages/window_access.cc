@@ -90,7 +90,7 @@ void record_window_io(Operation& op, const WindowPlan& plan, std::int64_t begin,
       break;
   }
   op.recorder().record(Stage::io, begin, plan.window.index, "", result.file_bytes, 0,
-                     result.requests);
+                       result.requests);
 }
 
 // Sieving and staging go through a buffer kept by each thread that does
@@ -139,8 +139,8 @@ void read_window(Operation& op, std::size_t w) {
   op.guarded(
       [&] {
         result = io::read_window(op.file().backend(), op.file().file().get(),
-                                 window_pieces(plan, run.buffer),
-                                 op.request().settings->window_io, thread_staging());
+                                 window_pieces(plan, run.buffer), op.request().settings->window_io,
+                                 thread_staging());
         // Each client's part is in file order: what lies past end of file is
         // its tail, which is not sent, so that the client's memory there is
         // left as it was (as an independent read leaves it).

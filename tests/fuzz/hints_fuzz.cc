@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "flowio/error.h"
-#include "runtime/plan/collective_settings.h"
 #include "runtime/core/realm_policy.h"
+#include "runtime/plan/collective_settings.h"
 #include "tests/fuzz/fuzz_input.h"
 
 namespace flowio::fuzz {

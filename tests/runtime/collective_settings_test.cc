@@ -11,10 +11,10 @@
 #include <vector>
 
 #include "flowio/error.h"
-#include "runtime/plan/collective_settings.h"
 #include "runtime/core/flat_type.h"
 #include "runtime/core/realm_policy.h"
 #include "runtime/core/realm_tiling.h"
+#include "runtime/plan/collective_settings.h"
 
 namespace {
 

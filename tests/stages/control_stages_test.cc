@@ -29,7 +29,8 @@ TEST_CASE("Stages.Offsets.AnnouncesThisProcessesAccess") {
   REQUIRE(walk.op().in<runtime::Announcing>());
   const runtime::Announcing& announcing = walk.op().phase<runtime::Announcing>();
   REQUIRE(announcing.announcements.size() == static_cast<std::size_t>(world_size()));
-  const runtime::Announcement& own = announcing.announcements[static_cast<std::size_t>(world_rank())];
+  const runtime::Announcement& own =
+      announcing.announcements[static_cast<std::size_t>(world_rank())];
   CHECK(own.summary.bytes == kProcessBytes);
   CHECK(own.stream_begin == 0);
   CHECK(own.direction == 1);
@@ -130,8 +131,7 @@ TEST_CASE("Stages.Realms.CompilesAPlanThenReusesIt") {
   CHECK(again.op().phase<runtime::Planning>().origin == runtime::PlanOrigin::reused);
   CHECK(again.to_end() == nullptr);
   // Another access (one block fewer): a plan of its own.
-  StageWalk other(harness,
-                  harness.request(true, kBlockBytes, kBlocks - 1, data.data(), kTwoPhase));
+  StageWalk other(harness, harness.request(true, kBlockBytes, kBlocks - 1, data.data(), kTwoPhase));
   other.through(runtime::realms_stage);
   CHECK(other.op().phase<runtime::Planning>().origin == runtime::PlanOrigin::compiled);
   CHECK(other.to_end() == nullptr);
@@ -141,8 +141,7 @@ TEST_CASE("Stages.Realms.DirectWhenEveryProcessGoesItsOwnWay") {
   StageHarness harness("realms_direct");
   std::vector<std::byte> data = pattern(world_rank(), kProcessBytes);
   // Not inline: nothing moved at the call, so the gather does not settle.
-  StageWalk walk(harness, harness.request(true, kBlockBytes, kBlocks, data.data(), kDirect),
-                 false);
+  StageWalk walk(harness, harness.request(true, kBlockBytes, kBlocks, data.data(), kDirect), false);
   walk.through(runtime::realms_stage);
   CHECK(walk.op().phase<runtime::Planning>().origin == runtime::PlanOrigin::direct);
   walk.through(runtime::plan_check_stage);
@@ -171,11 +170,9 @@ TEST_CASE("Stages.Plan.ItemsCarryTheWholeAccessOnce") {
   StageWalk walk(harness, harness.request(true, kBlockBytes, kBlocks, data.data(), kTwoPhase));
   walk.through(runtime::plan_stage);
   const runtime::CollectivePlan& plan = *walk.op().phase<runtime::Planning>().plan;
-  const std::int64_t carried =
-      std::accumulate(plan.client_items.begin(), plan.client_items.end(), std::int64_t{0},
-                      [](std::int64_t sum, const runtime::ClientItemPlan& item) {
-                        return sum + item.bytes;
-                      });
+  const std::int64_t carried = std::accumulate(
+      plan.client_items.begin(), plan.client_items.end(), std::int64_t{0},
+      [](std::int64_t sum, const runtime::ClientItemPlan& item) { return sum + item.bytes; });
   CHECK(carried == kProcessBytes);
   CHECK_FALSE(plan.complete);  // not before the plan check
   walk.through(runtime::plan_check_stage);

@@ -47,8 +47,7 @@ TEST_CASE("Stages.Pack.ContiguousMemoryGoesInPlace") {
   REQUIRE(walk.items().client == moving.plan->client_items.size());
   for (std::size_t item = 0; item < walk.items().client; ++item) {
     const runtime::ClientItemPlan& plan = moving.plan->client_items[item];
-    CHECK(moving.client_runs[item].data ==
-          reinterpret_cast<const char*>(data.data()) + plan.from);
+    CHECK(moving.client_runs[item].data == reinterpret_cast<const char*>(data.data()) + plan.from);
   }
   CHECK(walk.to_end() == nullptr);
   CHECK(harness.file_bytes() == interleaved_file(world_size()));
@@ -160,8 +159,7 @@ TEST_CASE("Stages.Rounds.AlltoallwCarriesEveryPart") {
 TEST_CASE("Stages.Direct.OwnPartByItsStages") {
   StageHarness harness("direct");
   std::vector<std::byte> data = pattern(world_rank(), kProcessBytes);
-  StageWalk walk(harness, harness.request(true, kBlockBytes, kBlocks, data.data(), kDirect),
-                 false);
+  StageWalk walk(harness, harness.request(true, kBlockBytes, kBlocks, data.data(), kDirect), false);
   walk.through(runtime::direct_lock_stage);
   CHECK_FALSE(walk.op().phase<runtime::Moving>().accessed_directly);
   walk.through(runtime::direct_io_stage);
@@ -171,8 +169,7 @@ TEST_CASE("Stages.Direct.OwnPartByItsStages") {
   CHECK(walk.to_end() == nullptr);
   CHECK(harness.file_bytes() == interleaved_file(world_size()));
   std::vector<std::byte> got(static_cast<std::size_t>(kProcessBytes));
-  StageWalk read(harness, harness.request(false, kBlockBytes, kBlocks, got.data(), kDirect),
-                 false);
+  StageWalk read(harness, harness.request(false, kBlockBytes, kBlocks, got.data(), kDirect), false);
   read.through(runtime::direct_io_stage);
   CHECK(read.op().phase<runtime::Moving>().read_directly == kProcessBytes);
   CHECK(read.to_end() == nullptr);

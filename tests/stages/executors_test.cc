@@ -60,7 +60,8 @@ Outcome call(OpenFile& file, runtime::CollectiveRequest request, bool blocking) 
   request.blocking = blocking;
   if (blocking) {
     std::exception_ptr failure;
-    outcome.result = runtime::run_collective(file.context, std::move(request), [] {}, failure);
+    outcome.result = runtime::run_collective(
+        file.context, std::move(request), [] {}, failure);
     outcome.failed = failure != nullptr;
   } else {
     try {
@@ -142,30 +143,34 @@ void compare_executors(const std::string& name, const flowio::Hints& hints, bool
 }  // namespace
 
 TEST_CASE("Executors.SameCallSameOutcome.TwoPhase") {
-  compare_executors("executors_two_phase",
-                    {{"romio_cb_write", "enable"}, {"romio_cb_read", "enable"},
-                     {"cb_buffer_size", "4096"}},
-                    false);
+  compare_executors(
+      "executors_two_phase",
+      {{"romio_cb_write", "enable"}, {"romio_cb_read", "enable"}, {"cb_buffer_size", "4096"}},
+      false);
 }
 
 TEST_CASE("Executors.SameCallSameOutcome.StagedMemory") {
-  compare_executors("executors_staged",
-                    {{"romio_cb_write", "enable"}, {"romio_cb_read", "enable"},
-                     {"cb_buffer_size", "4096"}},
-                    true);
+  compare_executors(
+      "executors_staged",
+      {{"romio_cb_write", "enable"}, {"romio_cb_read", "enable"}, {"cb_buffer_size", "4096"}},
+      true);
 }
 
 TEST_CASE("Executors.SameCallSameOutcome.Alltoallw") {
   compare_executors("executors_alltoallw",
-                    {{"romio_cb_write", "enable"}, {"romio_cb_read", "enable"},
-                     {"cb_buffer_size", "4096"}, {"flowio_exchange", "alltoallw"}},
+                    {{"romio_cb_write", "enable"},
+                     {"romio_cb_read", "enable"},
+                     {"cb_buffer_size", "4096"},
+                     {"flowio_exchange", "alltoallw"}},
                     false);
 }
 
 TEST_CASE("Executors.SameCallSameOutcome.Compressed") {
   compare_executors("executors_compressed",
-                    {{"romio_cb_write", "enable"}, {"romio_cb_read", "enable"},
-                     {"cb_buffer_size", "4096"}, {"flowio_compress", "on"},
+                    {{"romio_cb_write", "enable"},
+                     {"romio_cb_read", "enable"},
+                     {"cb_buffer_size", "4096"},
+                     {"flowio_compress", "on"},
                      {"flowio_compress_min_bytes", "0"}},
                     false);
 }

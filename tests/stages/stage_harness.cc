@@ -6,8 +6,8 @@
 
 #include <algorithm>
 #include <chrono>
-#include <iterator>
 #include <cstdlib>
+#include <iterator>
 #include <utility>
 
 #include "runtime/core/file_view.h"
@@ -140,11 +140,10 @@ runtime::CollectiveRequest StageHarness::strided_request(bool writing, std::int6
   MPI_Type_commit(&every_other);
   request.memory_type = std::make_shared<const core::FlatType>(core::flatten(every_other));
   MPI_Type_free(&every_other);
-  request.memory = core::MemoryLayout{request.memory_type.get(), 1,
-                                      reinterpret_cast<std::int64_t>(buffer)};
+  request.memory =
+      core::MemoryLayout{request.memory_type.get(), 1, reinterpret_cast<std::int64_t>(buffer)};
   return request;
 }
-
 
 std::unique_ptr<runtime::Operation> StageHarness::operation(runtime::CollectiveRequest request,
                                                             bool runs_inline) {
@@ -175,9 +174,9 @@ void StageHarness::finish(const Finished& finished) {
 StageWalk::StageWalk(StageHarness& harness, runtime::CollectiveRequest request, bool runs_inline)
     : harness_(harness),
       op_(harness.operation(std::move(request), runs_inline)),
-      steps_{{{runtime::offsets_stage, 1}},  {{runtime::gather_stage, 1}},
-             {{runtime::realms_stage, 1}},   {{runtime::metadata_stage, 1}},
-             {{runtime::plan_stage, 1}},     {{runtime::plan_check_stage, 1}}} {}
+      steps_{{{runtime::offsets_stage, 1}}, {{runtime::gather_stage, 1}},
+             {{runtime::realms_stage, 1}},  {{runtime::metadata_stage, 1}},
+             {{runtime::plan_stage, 1}},    {{runtime::plan_check_stage, 1}}} {}
 
 void StageWalk::run_for_all_items(const Step& step) {
   std::vector<StageHarness::Finished> started;
@@ -210,8 +209,7 @@ bool StageWalk::step(std::vector<runtime::StageBody>& ran) {
           runtime::window_write_stage};
       const runtime::StageBody client[] = {runtime::pack_stage, runtime::client_compress_stage,
                                            runtime::client_exchange_stage,
-                                           runtime::client_decompress_stage,
-                                           runtime::unpack_stage};
+                                           runtime::client_decompress_stage, runtime::unpack_stage};
       for (std::size_t stage = 0; stage < 5; ++stage) {
         steps_.push_back({{window[stage], items_.window}, {client[stage], items_.client}});
       }
@@ -231,9 +229,8 @@ bool StageWalk::step(std::vector<runtime::StageBody>& ran) {
   // next begins (their Alltoallw calls are posted in round order).
   if (step.front().first == runtime::round_prepare_stage) {
     const std::size_t items = step.front().second;
-    const runtime::StageBody round_stages[] = {runtime::round_prepare_stage,
-                                               runtime::round_exchange_stage,
-                                               runtime::round_finish_stage};
+    const runtime::StageBody round_stages[] = {
+        runtime::round_prepare_stage, runtime::round_exchange_stage, runtime::round_finish_stage};
     for (std::size_t round = 0; round < items; ++round) {
       for (runtime::StageBody round_stage : round_stages) {
         harness_.finish(harness_.start(round_stage, *op_, round));
@@ -267,8 +264,8 @@ std::vector<std::byte> StageHarness::file_bytes() const {
   std::vector<std::byte> bytes(static_cast<std::size_t>(fd_.size()));
   std::size_t at = 0;
   while (at < bytes.size()) {
-    const ssize_t got = ::pread(fd_.get(), bytes.data() + at, bytes.size() - at,
-                                static_cast<off_t>(at));
+    const ssize_t got =
+        ::pread(fd_.get(), bytes.data() + at, bytes.size() - at, static_cast<off_t>(at));
     REQUIRE(got > 0);
     at += static_cast<std::size_t>(got);
   }
