@@ -252,6 +252,7 @@ constexpr std::int64_t kScaleTileBytes = 64 << 10;
 // less r * span).
 struct ViewPlan {
   TypeHandle filetype;
+  ViewLayout layout;
   std::int64_t span = 0;
   std::int64_t period = 0;
   std::string text;
@@ -273,6 +274,7 @@ ViewPlan tiled_view(std::mt19937_64& rng, std::int64_t etype_size, std::int64_t 
   MPI_Type_create_resized(tile.get(), 0, view.period, &filetype);
   MPI_Type_commit(&filetype);
   view.filetype = TypeHandle(filetype);
+  view.layout = layout_by_packing(tile.get(), view.period);
   return view;
 }
 
@@ -293,6 +295,7 @@ ViewPlan vector_view(std::mt19937_64& shared, std::int64_t etype_size, std::int6
   MPI_Type_free(&vector);
   MPI_Type_commit(&filetype);
   view.filetype = TypeHandle(filetype);
+  view.layout = vector_layout(blocks, view.span, view.span * ranks, view.period);
   view.text = "vector(" + std::to_string(blocks) + "," + std::to_string(block) + "," +
               std::to_string(block * ranks) + ",contiguous(" + std::to_string(etype_size) +
               ",BYTE))";
@@ -433,6 +436,7 @@ void make_case(std::mt19937_64& shared, std::mt19937_64& rng, std::uint64_t case
   const std::int64_t span = view.span, period = view.period;
   const std::string& tile_text = view.text;
   c.filetype = std::move(view.filetype);
+  c.layout = std::move(view.layout);
   c.displacement = static_cast<std::int64_t>(case_seed % 64) + rank * span;
   const std::int64_t tile_size = type_size(c.filetype.get());
   const MPI_Offset tile_etypes = tile_size / c.etype_size;

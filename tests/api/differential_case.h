@@ -34,6 +34,12 @@
 // - Every pointer-form call of MPICH is preceded by an absolute seek (its
 //   read_all through the pointer left by a previous read_all can start
 //   inside a hole of the filetype).
+// - A case at scale (below) has MPICH write without two-phase I/O (its
+//   collective buffer steps through the gigabytes between the ranks'
+//   accesses, minutes per call), and its reads are checked against the
+//   file's own bytes at the view's offsets (view_layout.h), not against
+//   MPICH's reads: MPICH 4.0.2 returns bytes that are not in the file when
+//   a filetype of extent past 2^34 is read at file offsets past 2^33.
 //
 // Now and then (CaseShape::scale_one_in) a case draws a view at scale:
 // its filetype's extent passes 2^31 or 2^32 bytes (the ranks' tiles, then
@@ -59,6 +65,7 @@
 #include <vector>
 
 #include "flowio/flowio.h"
+#include "tests/api/view_layout.h"
 
 namespace flowio::testing {
 
@@ -175,6 +182,7 @@ struct Case {
   std::int64_t etype_size = 1;
   TypeHandle etype;
   TypeHandle filetype;
+  ViewLayout layout;  // where the filetype's data lies (the oracle of a sparse case's reads)
   std::int64_t displacement = 0;
   CaseHints hints;
   OpenMode first_mode = OpenMode::rdwr;
