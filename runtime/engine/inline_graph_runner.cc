@@ -30,42 +30,61 @@ void InlineGraphRunner::admit(PipelineKind kind) {
   }
 }
 
-void InlineGraphRunner::run(const Step& step) {
-  const Pipeline& definition = pipeline(step.kind);
-  if (step.stage == definition.stages.size()) {
-    --chains_[static_cast<std::size_t>(step.kind)].inside;
-    admit(step.kind);
-    definition.leave(*step.token.call);
-    return;
-  }
-  std::size_t slot = parked_.size();
-  if (free_slots_.empty()) {
-    parked_.push_back(Step{step.kind, step.stage + 1, step.token});
-  } else {
-    slot = free_slots_.back();
-    free_slots_.pop_back();
-    parked_[slot] = Step{step.kind, step.stage + 1, step.token};
-  }
-  definition.stages[step.stage](step.token.call->operation(), step.token.item, [this, slot] {
-    ready_.push_back(parked_[slot]);
+void InlineGraphRunner::run(Step step) {
+  while (true) {
+    const Pipeline& definition = pipeline(step.kind);
+    if (step.stage == definition.stages.size()) {
+      --chains_[static_cast<std::size_t>(step.kind)].inside;
+      admit(step.kind);
+      definition.leave(*step.token.call);
+      return;
+    }
+    std::size_t slot = parked_.size();
+    if (free_slots_.empty()) {
+      parked_.push_back(Step{step.kind, step.stage + 1, step.token});
+    } else {
+      slot = free_slots_.back();
+      free_slots_.pop_back();
+      parked_[slot] = Step{step.kind, step.stage + 1, step.token};
+    }
+    running_slot_ = slot;
+    went_on_ = false;
+    definition.stages[step.stage](step.token.call->operation(), step.token.item, [this, slot] {
+      // Before its stage returned (most stages of a small call): the item
+      // goes straight on, in the loop, instead of through the queue.
+      if (slot == running_slot_) {
+        went_on_ = true;
+        return;
+      }
+      ready_.push_back(parked_[slot]);
+      free_slots_.push_back(slot);
+    });
+    running_slot_ = kNoSlot;
+    if (!went_on_) return;
+    step = parked_[slot];
     free_slots_.push_back(slot);
-  });
+  }
 }
 
 void InlineGraphRunner::drive(const std::function<bool()>& done) {
-  std::int64_t quiet_since = now_ns();
+  // When the runner last found something to do; read only once it finds
+  // nothing (a call that never waits reads no clock here).
+  std::int64_t quiet_since = -1;
   while (!done()) {
     if (!ready_.empty()) {
       const Step next = ready_.front();
       ready_.pop_front();
       run(next);
+      quiet_since = -1;
       continue;
     }
     if (executor_.test()) {
-      quiet_since = now_ns();
+      quiet_since = -1;
       continue;
     }
-    const std::int64_t pause_ns = Backoff::pause_ns(now_ns() - quiet_since);
+    const std::int64_t now = now_ns();
+    if (quiet_since < 0) quiet_since = now;
+    const std::int64_t pause_ns = Backoff::pause_ns(now - quiet_since);
     if (pause_ns > 0) {
       timespec pause{0, pause_ns};
       ::nanosleep(&pause, nullptr);

@@ -48,7 +48,8 @@ class InlineGraphRunner final : public GraphRunner {
 
   // Lets waiting items of `kind` in, within its limit.
   void admit(PipelineKind kind);
-  void run(const Step& step);
+  // Runs the item's stages for as long as each finishes before it returns.
+  void run(Step step);
 
   std::array<Chain, static_cast<std::size_t>(PipelineKind::count)> chains_;
   std::deque<Step> ready_;  // steps whose items may go on
@@ -56,6 +57,9 @@ class InlineGraphRunner final : public GraphRunner {
   // the callback small enough to need no allocation.
   std::vector<Step> parked_;
   std::vector<std::size_t> free_slots_;
+  static constexpr std::size_t kNoSlot = static_cast<std::size_t>(-1);
+  std::size_t running_slot_ = kNoSlot;  // the slot of the stage run() is in
+  bool went_on_ = false;                // that stage called its next already
   InlineExecutor executor_;
 };
 

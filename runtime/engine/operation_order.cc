@@ -42,7 +42,12 @@ void OperationOrder::data_phase_ready(std::uint64_t sequence, DataFootprint foot
       waiting_.emplace(sequence, Waiting{footprint, std::move(start)});
     }
   }
-  if (at_once) start();
+  if (at_once) {
+    // Nothing waited: one queued after the lock was let go starts itself
+    // (start_what_may below, on its own thread).
+    start();
+    return;
+  }
   start_what_may();
 }
 
@@ -66,8 +71,10 @@ void OperationOrder::start_what_may() {
 }
 
 void OperationOrder::end(std::uint64_t sequence) {
+  bool others_wait = false;
   {
     std::lock_guard lock(mutex_);
+    others_wait = !waiting_.empty();
     const auto running =
         std::find_if(running_.begin(), running_.end(),
                      [sequence](const auto& entry) { return entry.first == sequence; });
@@ -82,7 +89,8 @@ void OperationOrder::end(std::uint64_t sequence) {
   tags.store(false, std::memory_order_release);
   tags.notify_all();
   live_.fetch_sub(1, std::memory_order_release);
-  start_what_may();
+  // Only one that waited may now start: one that comes later starts itself.
+  if (others_wait) start_what_may();
 }
 
 void OperationOrder::abandon(std::uint64_t sequence) {

@@ -8,8 +8,8 @@ namespace flowio::runtime {
 
 DataItems prepare_data_phase(Operation& op) {
   Moving& moving = op.phase<Moving>();
-  moving.started_ns = now_ns();
   if (moving.route != DataRoute::two_phase) return DataItems{};
+  moving.started_ns = now_ns();
   const CollectivePlan& plan = *moving.plan;
   moving.client_runs.resize(plan.client_items.size());
   moving.window_runs.resize(plan.windows.size());

@@ -98,60 +98,75 @@ void offsets_stage(Operation& op, std::size_t, Next next) {
   next();
 }
 
+namespace {
+
+// What the announcements settle, once every one is in (`code`: how their
+// exchange ended).
+void settle_gather(Operation& op, int code) {
+  const Announcing& announced = op.phase<Announcing>();
+  const EarlyPart early = announced.early;
+  // Alone, with its part moved early, nothing happened since that access
+  // ended: its end is the offsets stage's.
+  const bool nothing_since = announced.requests.empty() && early.accessed && !early.persisted;
+  op.recorder().record_until(Stage::offsets, op.started_ns(),
+                             nothing_since ? op.recorder().last_end_ns() : now_ns());
+  Planning& planning = op.begin_phase<Planning, Announcing>();
+  if (code != MPI_SUCCESS) {
+    op.fail(std::make_exception_ptr(MpiError("MPI_Iallgather", code)), "offsets");
+    planning.gather = GatherOutcome::failed;
+  }
+  const std::vector<Announcement>& all = planning.announcements;
+  if (code == MPI_SUCCESS) {
+    // Every process sees the same announcements, so every one fails
+    // alike here, and the stages after the gather move nothing.
+    for (std::size_t rank = 0; rank < all.size(); ++rank) {
+      if (all[rank].refused != 0) {
+        op.fail(std::make_exception_ptr(
+                    UsageError(static_cast<ErrorCode>(all[rank].refused - 1),
+                               "process " + std::to_string(rank) +
+                                   " passed bad arguments to this collective call")),
+                "offsets");
+        planning.gather = GatherOutcome::failed;
+        break;
+      }
+      if (all[rank].direction != all.front().direction) {
+        op.fail(std::make_exception_ptr(
+                    UsageError(ErrorCode::not_same,
+                               "processes made different collective calls: some read, some write")),
+                "offsets");
+        planning.gather = GatherOutcome::failed;
+        break;
+      }
+    }
+  }
+  if (planning.gather == GatherOutcome::go_on) {
+    if (std::all_of(all.begin(), all.end(),
+                    [](const Announcement& a) { return a.accessed_early && !a.failed_early; })) {
+      planning.gather = GatherOutcome::settled;
+    } else if (anyone_failed_early(all)) {
+      planning.gather = GatherOutcome::failed;
+    }
+  }
+}
+
+}  // namespace
+
 // The gather: once every announcement is in, what they settle, alike on
 // every process. The offsets stage ends here.
 void gather_stage(Operation& op, std::size_t, Next next) {
   Announcing& announcing = op.phase<Announcing>();
+  if (announcing.requests.empty()) {
+    // One process: its announcement is the only one, nothing to wait for.
+    settle_gather(op, MPI_SUCCESS);
+    next();
+    return;
+  }
   std::vector<MPI_Request> requests(announcing.requests.begin(), announcing.requests.end());
-  op.executor().wait_for(
-      std::move(requests), [&op, next = std::move(next)](int code, std::span<const MPI_Status>) {
-        const Announcing& announced = op.phase<Announcing>();
-        const EarlyPart early = announced.early;
-        // Alone, with its part moved early, nothing happened since that access
-        // ended: its end is the offsets stage's.
-        const bool nothing_since = announced.requests.empty() && early.accessed && !early.persisted;
-        op.recorder().record_until(Stage::offsets, op.started_ns(),
-                                   nothing_since ? op.recorder().last_end_ns() : now_ns());
-        Planning& planning = op.begin_phase<Planning, Announcing>();
-        if (code != MPI_SUCCESS) {
-          op.fail(std::make_exception_ptr(MpiError("MPI_Iallgather", code)), "offsets");
-          planning.gather = GatherOutcome::failed;
-        }
-        const std::vector<Announcement>& all = planning.announcements;
-        if (code == MPI_SUCCESS) {
-          // Every process sees the same announcements, so every one fails
-          // alike here, and the stages after the gather move nothing.
-          for (std::size_t rank = 0; rank < all.size(); ++rank) {
-            if (all[rank].refused != 0) {
-              op.fail(std::make_exception_ptr(
-                          UsageError(static_cast<ErrorCode>(all[rank].refused - 1),
-                                     "process " + std::to_string(rank) +
-                                         " passed bad arguments to this collective call")),
-                      "offsets");
-              planning.gather = GatherOutcome::failed;
-              break;
-            }
-            if (all[rank].direction != all.front().direction) {
-              op.fail(std::make_exception_ptr(UsageError(
-                          ErrorCode::not_same,
-                          "processes made different collective calls: some read, some write")),
-                      "offsets");
-              planning.gather = GatherOutcome::failed;
-              break;
-            }
-          }
-        }
-        if (planning.gather == GatherOutcome::go_on) {
-          if (std::all_of(all.begin(), all.end(), [](const Announcement& a) {
-                return a.accessed_early && !a.failed_early;
-              })) {
-            planning.gather = GatherOutcome::settled;
-          } else if (anyone_failed_early(all)) {
-            planning.gather = GatherOutcome::failed;
-          }
-        }
-        next();
-      });
+  op.executor().wait_for(std::move(requests),
+                         [&op, next = std::move(next)](int code, std::span<const MPI_Status>) {
+                           settle_gather(op, code);
+                           next();
+                         });
 }
 
 }  // namespace flowio::runtime

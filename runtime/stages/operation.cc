@@ -38,9 +38,12 @@ void Operation::add_compression(const CompressionStatistics& statistics) {
   std::lock_guard lock(mutex_);
   if (!compression_) compression_ = std::make_unique<CompressionStatistics>();
   exchange::add_statistics(*compression_, statistics);
+  compressed_.store(true, std::memory_order_release);
 }
 
 std::unique_ptr<CompressionStatistics> Operation::compression_statistics() const {
+  // Most operations frame no message: they ask without taking the lock.
+  if (!compressed_.load(std::memory_order_acquire)) return nullptr;
   std::lock_guard lock(mutex_);
   return compression_ ? std::make_unique<CompressionStatistics>(*compression_) : nullptr;
 }

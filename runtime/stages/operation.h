@@ -9,6 +9,7 @@
 // here completes one.
 #pragma once
 
+#include <atomic>
 #include <cassert>
 #include <cstdint>
 #include <exception>
@@ -114,6 +115,7 @@ class Operation {
   const char* failed_stage_ = nullptr;
   std::atomic<bool> failed_{false};  // failure_ is set
   std::unique_ptr<CompressionStatistics> compression_;
+  std::atomic<bool> compressed_{false};  // compression_ is set
 
   std::variant<Announcing, Planning, Moving, Agreeing> phase_;
 };

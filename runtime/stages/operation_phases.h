@@ -189,7 +189,7 @@ struct Moving {
   // Point-to-point messages are framed (compression not off).
   bool framed = false;
   std::int64_t messages_sent = 0;  // framed data messages this process sends
-  std::int64_t started_ns = 0;
+  std::int64_t started_ns = 0;     // a two-phase data phase's start (the compression stage's time)
   // Atomic mode: the lease asked for at the plan (two-phase), or by the
   // direct lock stage (this process's own bytes), and then held until the
   // data is moved (direct) or the outcome agreed (two-phase).

@@ -16,6 +16,7 @@
 
 #include <array>
 #include <exception>
+#include <memory>
 #include <vector>
 
 namespace flowio::runtime {
@@ -45,9 +46,7 @@ class OutcomeAgreement {
 
  private:
   // What travels: the lowest failing rank (or -1) and its failure, the
-  // message cut to fit. The message is zeroed by post(), not at
-  // construction: most operations never agree (their gather told them
-  // all), and they should not pay for clearing it.
+  // message cut to fit.
   struct Verdict {
     int failed_rank = -1;
     int code = 0;
@@ -56,13 +55,19 @@ class OutcomeAgreement {
     char message[496];
   };
 
+  // This process's verdict and the one agreed, made by post() (in the
+  // heap: most operations never agree, and the phase holding this moves).
+  struct OwnVerdicts {
+    Verdict mine;
+    Verdict outcome;
+  };
+
   MPI_Comm comm_ = MPI_COMM_NULL;
   int tag_ = 0;
   int rank_ = 0;
   int ranks_ = 1;
   std::exception_ptr local_failure_;
-  Verdict mine_;
-  Verdict outcome_;
+  std::unique_ptr<OwnVerdicts> own_;
   std::vector<Verdict> verdicts_;  // root: one per rank
 };
 
