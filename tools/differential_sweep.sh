@@ -4,7 +4,8 @@
 #   tools/differential_sweep.sh collective|independent SEED CASES_1 CASES_2 CASES_4
 # runs CASES_N cases on N ranks (1, 2, 4) from seed SEED, each rank count
 # from its own range of seeds (SEED + 1000000 * N), and prints one summary
-# line per rank count; a failing case prints its replay command. A run that
+# line per rank count; a failing case prints its replay command, and a run
+# with failures keeps its whole output in a file it names. A run that
 # prints nothing for FLOWIO_SWEEP_STALL_SECONDS (default 180) has hung: the
 # sweep keeps its last case and every rank's stacks in a file it names, and
 # stops that run. Exits nonzero if any case failed or hung.
@@ -62,7 +63,7 @@ for ranks in 1 2 4; do
     kept=$(mktemp "${TMPDIR:-/tmp}/flowio-sweep-hang.XXXXXX")
     {
       echo "$ranks ranks: no output for $quiet s"
-      grep -E "MESSAGE: seed" "$log" | tail -n 1 | cut -c 1-300
+      grep -E "MESSAGE: seed" "$log" | tail -n 1
       grep -E "flowio threw" "$log"
       for pid in $(pgrep -f "^$work/test_binary"); do
         echo "=== rank process $pid"
@@ -75,6 +76,13 @@ for ranks in 1 2 4; do
   done
   wait "$run" || status=1
   grep -E "cases: .* failed:|replay:" "$log" | sed "s/^/$ranks ranks: /"
-  grep -q "failed: 0" "$log" || status=1
+  if ! grep -q "failed: 0" "$log"; then
+    status=1
+    # The whole run, kept: each failing case's checks and messages, which
+    # a replay on a quieter machine may not show again.
+    failed_log=$(mktemp "${TMPDIR:-/tmp}/flowio-sweep-failed.XXXXXX")
+    cp "$log" "$failed_log"
+    echo "$ranks ranks: the run's whole output: $failed_log"
+  fi
 done
 exit $status
