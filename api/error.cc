@@ -76,6 +76,7 @@ Error::Error(ErrorCode code, const std::string& message, int system_errno, int m
              std::source_location where)
     : std::runtime_error(describe(code, message, system_errno, mpi_code, where)),
       code_(code),
+      message_(message),
       system_errno_(system_errno),
       mpi_code_(mpi_code),
       where_(where) {}

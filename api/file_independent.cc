@@ -206,16 +206,17 @@ Future<std::size_t> File::Impl::start_transfer(bool writing, MPI_Offset offset, 
   }
   // The task runs once the lease is held; nobody waits for it meanwhile.
   atomic->lock_access(*atomic_access, writing)
-      .then([this, lease, promise, task = std::move(task)](Future<sync::Lease> held) {
-        try {
-          *lease = held.get();
-        } catch (...) {
-          promise->set_exception(std::current_exception());
-          end_operation();
-          return;
-        }
-        engine->io().post(task);
-      });
+      .then(inline_executor(),
+            [this, lease, promise, task = std::move(task)](Future<sync::Lease> held) {
+              try {
+                *lease = held.get();
+              } catch (...) {
+                promise->set_exception(std::current_exception());
+                end_operation();
+                return;
+              }
+              engine->io().post(task);
+            });
   return future;
 }
 

@@ -89,7 +89,7 @@ Future<std::size_t> ObjectFile::iread(std::size_t consumer, MPI_Offset position,
   }
   auto staging = std::make_shared<std::vector<std::byte>>(static_cast<std::size_t>(available));
   Future<std::size_t> read = impl_->file.iread_at(at, staging->data(), available, MPI_BYTE);
-  return read.then([staging, type, buffer, count](Future<std::size_t> done) {
+  return read.then(inline_executor(), [staging, type, buffer, count](Future<std::size_t> done) {
     const std::size_t got = done.get();
     core::PieceCursor cursor(*type, count);
     core::Piece piece;

@@ -114,7 +114,7 @@ Future<Lease> AtomicMode::lock_collective(ByteRange hull, bool writing) {
   }
   auto state = state_;
   return state_->lock->acquire(hull, mode_for(writing))
-      .then([state, sequence](Future<Lease> acquired) {
+      .then(inline_executor(), [state, sequence](Future<Lease> acquired) {
         // Announced whatever happened, so that no process waits in vain;
         // a failure travels as an MPI error class.
         auto outcome = std::make_shared<int>(MPI_SUCCESS);

@@ -102,7 +102,8 @@ struct RangeLock::State : std::enable_shared_from_this<State> {
                                        std::shared_ptr<std::vector<std::uint64_t>> snapshot)>;
   void with_table(TableStep step, std::function<void(std::exception_ptr)> failed) {
     table_mutex->acquire(ByteRange::everything(), LockMode::exclusive)
-        .then([self = shared_from_this(), step = std::move(step), failed](Future<Lease> taken) {
+        .then(inline_executor(), [self = shared_from_this(), step = std::move(step),
+                                  failed](Future<Lease> taken) {
           std::shared_ptr<Lease> lease;
           try {
             lease = std::make_shared<Lease>(taken.get());

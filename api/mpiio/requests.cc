@@ -211,7 +211,8 @@ int start_request(Future<std::size_t> operation, LayerFile& file, MPI_File handl
   // Runs at once when the operation is already done (it was carried out
   // at the call), else on the thread that finishes it; it must not touch
   // the LayerFile, which may be closed by then.
-  operation.then([pending](Future<std::size_t> done) { pending->finish(std::move(done)); });
+  operation.then(inline_executor(),
+                 [pending](Future<std::size_t> done) { pending->finish(std::move(done)); });
   return MPI_SUCCESS;
 }
 

@@ -48,10 +48,11 @@ void after_lease(Operation& op, std::function<void()> then) {
     then();
     return;
   }
-  moving.lease_pending.then([&op, then = std::move(then)](Future<sync::Lease> held) {
-    op.guarded([&] { op.phase<Moving>().lease = held.get(); }, nullptr);
-    then();
-  });
+  moving.lease_pending.then(inline_executor(),
+                            [&op, then = std::move(then)](Future<sync::Lease> held) {
+                              op.guarded([&] { op.phase<Moving>().lease = held.get(); }, nullptr);
+                              then();
+                            });
 }
 
 }  // namespace flowio::runtime

@@ -47,6 +47,8 @@ class Error : public std::runtime_error {
         std::source_location where);
 
   ErrorCode code() const noexcept { return code_; }
+  // The message alone, without the code, errno and place what() adds.
+  const std::string& message() const noexcept { return message_; }
   // The errno that caused this error, or 0.
   int system_errno() const noexcept { return system_errno_; }
   // The MPI error code that caused this error, or 0 (MPI_SUCCESS).
@@ -55,6 +57,7 @@ class Error : public std::runtime_error {
 
  private:
   ErrorCode code_;
+  std::string message_;
   int system_errno_;
   int mpi_code_;
   std::source_location where_;

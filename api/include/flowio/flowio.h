@@ -4,7 +4,9 @@
 
 #include "flowio/data_representation.h"
 #include "flowio/error.h"
+#include "flowio/executor.h"
 #include "flowio/file.h"
 #include "flowio/future.h"
 #include "flowio/hints.h"
 #include "flowio/statistics.h"
+#include "flowio/when_all.h"

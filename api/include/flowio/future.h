@@ -6,7 +6,9 @@
 //
 // Thread safety: a Promise may be fulfilled from any thread (a worker, the
 // progress thread) while another thread waits on its Future. One Future
-// must not be used by two threads at once.
+// must not be used by two threads at once. Continuations (then) run on an
+// Executor (executor.h): flowio's continuation pool unless the caller
+// names another. when_all.h waits for many Futures at once.
 #pragma once
 
 #include <chrono>
@@ -20,6 +22,8 @@
 #include <utility>
 #include <variant>
 #include <vector>
+
+#include "flowio/executor.h"
 
 namespace flowio {
 
@@ -150,27 +154,40 @@ class Future {
   }
 
   // Returns a Future of `continuation(std::move(*this))`: the continuation
-  // receives this Future, ready, and may call get() on it. It runs on the
-  // thread that completes this Future (or at once if it is ready already);
-  // an exception it throws is stored in the returned Future. The
-  // continuation must not block.
+  // receives this Future, ready, and may call get() on it. It runs on
+  // flowio's continuation pool (executor.h), where it may block, even on
+  // another flowio Future; an exception it throws is stored in the
+  // returned Future. The continuation may be move-only.
   template <typename F>
   auto then(F continuation) -> Future<std::invoke_result_t<F, Future<T>>> {
+    return then(continuation_pool(), std::move(continuation));
+  }
+
+  // The same, with the continuation run through `executor`, which must
+  // live until it has run. inline_executor() runs it on the thread that
+  // completes this Future (or at once, if it is ready): no hand-off, but
+  // that thread is one of flowio's, and the continuation must not block.
+  template <typename F>
+  auto then(Executor& executor, F continuation) -> Future<std::invoke_result_t<F, Future<T>>> {
     using U = std::invoke_result_t<F, Future<T>>;
     auto next = std::make_shared<detail::SharedState<U>>();
     std::shared_ptr<detail::SharedState<T>> state = std::move(state_);
-    state->on_ready([state, next, continuation = std::move(continuation)]() mutable {
+    // Shared, so that the task is copyable (std::function) whatever F is.
+    auto function = std::make_shared<F>(std::move(continuation));
+    auto task = [state, next, function] {
       try {
         if constexpr (std::is_void_v<U>) {
-          continuation(Future<T>(state));
+          (*function)(Future<T>(state));
           next->set_value({});
         } else {
-          next->set_value(continuation(Future<T>(state)));
+          next->set_value((*function)(Future<T>(state)));
         }
       } catch (...) {
         next->set_exception(std::current_exception());
       }
-    });
+    };
+    state->on_ready(
+        [&executor, task = std::move(task)]() mutable { executor.execute(std::move(task)); });
     return Future<U>(std::move(next));
   }
 
