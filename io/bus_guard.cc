@@ -1,8 +1,13 @@
 #include "io/bus_guard.h"
 
+#include <cerrno>
 #include <csetjmp>
 #include <csignal>
 #include <mutex>
+#include <string>
+
+#include "flowio/error.h"
+#include "io/file_descriptor.h"
 
 namespace flowio::io {
 namespace {
@@ -66,6 +71,14 @@ bool copy_catching_bus_errors(void (*copy)(void* context), void* context) {
   copy(context);
   guard_target = nullptr;
   return true;
+}
+
+void throw_bus_error(const char* what, int fd) {
+  throw IoError(ErrorCode::io,
+                std::string(what) + " through a mapping of " + describe_fd(fd) +
+                    ": a page could not be brought in (SIGBUS: a device error, or the file was "
+                    "truncated meanwhile)",
+                EIO);
 }
 
 }  // namespace flowio::io

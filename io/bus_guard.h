@@ -14,4 +14,8 @@ namespace flowio::io {
 // the first guard (or takes the default action and ends the process).
 bool copy_catching_bus_errors(void (*copy)(void* context), void* context);
 
+// Throws the IoError (EIO) of a copy that a SIGBUS interrupted: `what` was
+// done through a mapping of the file `fd`.
+[[noreturn]] void throw_bus_error(const char* what, int fd);
+
 }  // namespace flowio::io

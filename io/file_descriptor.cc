@@ -4,7 +4,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
+#include <climits>
 #include <utility>
 
 #include "flowio/error.h"
@@ -24,6 +26,15 @@ auto retry_on_interrupt(Call call) {
 }
 
 }  // namespace
+
+std::string describe_fd(int fd) {
+  const std::string number = "fd " + std::to_string(fd);
+  const std::string link = "/proc/self/fd/" + std::to_string(fd);
+  std::array<char, PATH_MAX> path{};
+  const ssize_t length = ::readlink(link.c_str(), path.data(), path.size());
+  if (length <= 0 || static_cast<std::size_t>(length) == path.size()) return number;
+  return std::string(path.data(), static_cast<std::size_t>(length)) + " (" + number + ")";
+}
 
 FileDescriptor FileDescriptor::open(const std::string& path, int flags, mode_t mode) {
   const int fd = retry_on_interrupt([&] { return ::open(path.c_str(), flags | O_CLOEXEC, mode); });

@@ -86,4 +86,12 @@ class FileDescriptor {
   bool readable_ = false;
 };
 
+// How error messages name the open file `fd`, which calls that take a bare
+// descriptor (the storage backends, mappings, locks) are given: its path as
+// the kernel knows it (/proc/self/fd; absolute, links resolved), then the
+// descriptor, as in "/scratch/out.dat (fd 7)". Just "fd 7" where the
+// kernel gives no path. Makes a system call: for building messages, not
+// for every call.
+std::string describe_fd(int fd);
+
 }  // namespace flowio::io

@@ -82,13 +82,6 @@ struct Resident {
   std::int64_t base_offset;
 };
 
-[[noreturn]] void throw_bus_error(const char* what) {
-  throw IoError(ErrorCode::io,
-                std::string(what) + " through a mapping of the file: a page could not be " +
-                    "brought in (SIGBUS: a device error, or the file was truncated meanwhile)",
-                EIO);
-}
-
 }  // namespace
 
 bool coherent_for_mapped_stores(int fd) {
@@ -377,7 +370,7 @@ bool FileMapping::store(std::span<const WindowPiece> pieces) {
         }
       },
       &copy);
-  if (!stored) throw_bus_error("storing data");
+  if (!stored) throw_bus_error("storing data", fd_);
   touch(begin, end);
   mapped_.add(begin, end);
   known_size_ = std::max(known_size_, end);  // fallocate extended it
@@ -426,7 +419,7 @@ std::optional<std::int64_t> FileMapping::load(std::span<const WindowPiece> piece
         }
       },
       &load);
-  if (!copied) throw_bus_error("loading data");
+  if (!copied) throw_bus_error("loading data", fd_);
   touch(begin, end);
   mapped_.add(begin, end);
   known_size_ = std::max(known_size_, size);

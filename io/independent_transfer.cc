@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "flowio/error.h"
+#include "io/file_descriptor.h"
 #include "io/view_transfer.h"
 
 namespace flowio::io {
@@ -168,7 +169,8 @@ bool clip_at(std::int64_t size, std::vector<WindowPiece>& pieces, std::int64_t& 
 
 std::int64_t file_size(int fd) {
   struct stat info {};
-  if (::fstat(fd, &info) != 0) throw_errno(errno, "fstat before a noncontiguous read");
+  if (::fstat(fd, &info) != 0)
+    throw_errno(errno, "fstat of " + describe_fd(fd) + " before a noncontiguous read");
   return info.st_size;
 }
 

@@ -77,13 +77,6 @@ struct Copy {
   std::int64_t end;  // reads: end of the mapped data (end of file)
 };
 
-[[noreturn]] void throw_bus_error(const char* what) {
-  throw IoError(ErrorCode::io,
-                std::string(what) + " through a mapping of the file: a page could not be " +
-                    "brought in (SIGBUS: a device error, or the file was truncated meanwhile)",
-                EIO);
-}
-
 // One past the last byte of any piece: pieces sorted by offset may still
 // overlap (reads of the same bytes), so the last one need not end last.
 std::int64_t end_of(std::span<const WindowPiece> pieces) {
@@ -118,7 +111,7 @@ bool write_mapped(int fd, std::span<const WindowPiece> pieces, bool only_if_cach
             c.pieces, [&](const WindowPiece& piece) { return c.mapping->at(piece.offset); });
       },
       &copy);
-  if (!stored) throw_bus_error("storing a window");
+  if (!stored) throw_bus_error("storing a window", fd);
   return true;
 }
 
@@ -152,7 +145,7 @@ std::optional<std::int64_t> read_mapped(int fd, std::span<const WindowPiece> pie
         }
       },
       &copy);
-  if (!copied) throw_bus_error("reading a window");
+  if (!copied) throw_bus_error("reading a window", fd);
   return end;
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "flowio/error.h"
+#include "io/file_descriptor.h"
 #include "io/iovec_cursor.h"
 
 namespace flowio::io {
@@ -19,7 +20,7 @@ enum class Direction { read, write };
                                        std::int64_t offset, std::size_t bytes) {
   std::string what = direction == Direction::write ? (vectored ? "pwritev" : "pwrite")
                                                    : (vectored ? "preadv" : "pread");
-  what += " fd " + std::to_string(fd) + " at offset " + std::to_string(offset) + " (" +
+  what += " " + describe_fd(fd) + " at offset " + std::to_string(offset) + " (" +
           std::to_string(bytes) + " bytes)";
   throw_errno(system_errno, what);
 }

@@ -4,6 +4,7 @@
 #include <cerrno>
 
 #include "flowio/error.h"
+#include "io/file_descriptor.h"
 
 namespace flowio::io {
 
@@ -164,7 +165,7 @@ void RingTransfer::record_failure(const Slot& slot, int system_errno) {
   std::string what = "io_uring ";
   what += direction_ == Direction::write ? (slot.vectored ? "writev" : "write")
                                          : (slot.vectored ? "readv" : "read");
-  what += " fd " + std::to_string(fd_) + " at offset " +
+  what += " " + describe_fd(fd_) + " at offset " +
           std::to_string(request.file_offset + static_cast<std::int64_t>(slot.done)) + " (" +
           std::to_string(slot.cursor.remaining()) + " bytes)";
   failure_ = {system_errno, std::move(what)};

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "flowio/error.h"
+#include "io/file_descriptor.h"
 #include "runtime/core/lock_regions.h"
 
 namespace flowio::io {
@@ -78,7 +79,7 @@ SieveLock::Held SieveLock::lock(std::int64_t begin, std::int64_t end) {
     available_ = false;
     return {};
   }
-  throw_errno(error, "fcntl(F_OFD_SETLKW) for a sieving write");
+  throw_errno(error, "fcntl(F_OFD_SETLKW) on " + describe_fd(fd_) + " for a sieving write");
 }
 
 void SieveLock::unlock(std::int64_t begin, std::int64_t end) {

@@ -8,6 +8,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 #include "api/mpiio/layer_file.h"
 #include "flowio/error.h"
@@ -106,15 +107,39 @@ CreateCode mpich_create_code() {
   return create;
 }
 
+// MPICH cuts each line of an error stack at about 250 characters, which
+// a message naming a file deep in a directory tree passes (the name of the
+// file is then cut off): a longer message goes on several lines, broken at
+// spaces.
+constexpr std::size_t kStackLineChars = 200;
+
+std::vector<std::string> stack_lines(const std::string& message) {
+  std::vector<std::string> lines;
+  std::size_t from = 0;
+  while (message.size() - from > kStackLineChars) {
+    const std::size_t space = message.rfind(' ', from + kStackLineChars);
+    const bool at_space = space != std::string::npos && space > from;
+    const std::size_t cut = at_space ? space : from + kStackLineChars;
+    lines.push_back(message.substr(from, cut - from));
+    from = at_space ? cut + 1 : cut;
+  }
+  lines.push_back(message.substr(from));
+  return lines;
+}
+
 }  // namespace
 
 int error_code_with_message(int error_class, const char* message) {
   latest_message = message;
   if (CreateCode create = mpich_create_code()) {
     // "**fail %s" is MPICH's message template that prints its argument as
-    // it is; 0 asks for a recoverable error.
-    const int code =
-        create(MPI_SUCCESS, 0, "flowio", 0, error_class, "**fail", "**fail %s", message);
+    // it is; 0 asks for a recoverable error. Each line is made on the code
+    // of the lines after it: MPI_Error_string prints the latest first.
+    const std::vector<std::string> lines = stack_lines(message);
+    int code = MPI_SUCCESS;
+    for (auto line = lines.rbegin(); line != lines.rend(); ++line) {
+      code = create(code, 0, "flowio", 0, error_class, "**fail", "**fail %s", line->c_str());
+    }
     int made_class = MPI_SUCCESS;
     if (code != MPI_SUCCESS && MPI_Error_class(code, &made_class) == MPI_SUCCESS &&
         made_class == error_class) {

@@ -5,11 +5,13 @@
  * rank fails a collective call on every rank with the same MPI error class
  * (blocking and nonblocking: cases InjectedFaults, NonblockingFault) and
  * an independent one on that rank only; the
- * file goes on working. Then a real one: a collective write into a full
- * 1 MiB tmpfs (skipped, with the marker tools/test.sh counts, where this
- * process may not mount; case FullFileSystem). Each case prints one line
- * with every rank's class. Usage: faults_layer OUTPUT_DIRECTORY
- * [--only=CASE | --skip=CASE,...]. */
+ * file goes on working. Then real ones, whose messages (MPI_Error_string)
+ * must name the file on every rank: an independent write to /dev/full,
+ * which fails every write with ENOSPC (case FullDevice), and a collective
+ * write into a full 1 MiB tmpfs (skipped, with the marker tools/test.sh
+ * counts, where this process may not mount; case FullFileSystem). Each
+ * case prints one line with every rank's class. Usage: faults_layer
+ * OUTPUT_DIRECTORY [--only=CASE | --skip=CASE,...]. */
 #include "mpiio_test.h"
 
 #include <errno.h>
@@ -65,6 +67,18 @@ static void expect(const char* label, int code, unsigned failing, int expected) 
     snprintf(detail, sizeof detail, "%s: got %s, expected %s", label, t_class_name(error_class),
              t_class_name(wanted));
     t_fail_at(__FILE__, __LINE__, "error class", detail);
+  }
+}
+
+/* Fails the test unless the message of the error `code` contains `name`. */
+static void expect_message_naming(int code, const char* name) {
+  char message[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  MPI_CHECK(MPI_Error_string(code, message, &length));
+  if (strstr(message, name) == NULL) {
+    char detail[MPI_MAX_ERROR_STRING + 64];
+    snprintf(detail, sizeof detail, "does not name %s: %s", name, message);
+    t_fail_at(__FILE__, __LINE__, "error message", detail);
   }
 }
 
@@ -178,6 +192,7 @@ static void full_file_system(void) {
       MPI_File_write_at_all(fh, (MPI_Offset)t_rank * bytes, data, bytes, MPI_BYTE, &status);
   const double seconds = MPI_Wtime() - start;
   expect("write_at_all of 1 MiB + 4 KiB per rank into a 1 MiB tmpfs", code, ~0u, MPI_ERR_NO_SPACE);
+  expect_message_naming(code, "full.dat");
   double slowest = 0;
   MPI_Reduce(&seconds, &slowest, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
   if (t_rank == 0)
@@ -188,11 +203,25 @@ static void full_file_system(void) {
   if (t_rank == 0) umount2(directory, MNT_DETACH);
 }
 
+static void full_device(void) {
+  t_doing("a write to /dev/full");
+  MPI_File fh;
+  MPI_CHECK(MPI_File_open(MPI_COMM_SELF, "/dev/full", MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
+  char data[4096];
+  memset(data, 'd', sizeof data);
+  MPI_Status status;
+  const int code = MPI_File_write_at(fh, 0, data, (int)sizeof data, MPI_BYTE, &status);
+  expect("write_at of 4 KiB to /dev/full", code, ~0u, MPI_ERR_NO_SPACE);
+  expect_message_naming(code, "/dev/full");
+  MPI_CHECK(MPI_File_close(&fh));
+}
+
 int main(int argc, char** argv) {
   t_init(&argc, &argv, "faults_layer");
   t_select_cases(argc, argv);
   if (t_should_run("InjectedFaults")) injected_faults();
   if (t_should_run("NonblockingFault")) nonblocking_fault();
+  if (t_should_run("FullDevice")) full_device();
   if (t_should_run("FullFileSystem")) full_file_system();
   return t_finish();
 }
