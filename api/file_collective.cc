@@ -123,10 +123,6 @@ void File::Impl::refuse_and_rethrow(bool writing, ErrorCode code, bool blocking)
   std::rethrow_exception(refusal);
 }
 
-void File::refuse_collective(bool writing, ErrorCode code) {
-  impl().refuse_collective(writing, code, false);
-}
-
 Future<std::size_t> File::iwrite_at_all(MPI_Offset offset, const void* buffer, MPI_Count count,
                                         MPI_Datatype datatype) {
   return impl().start_collective(true, offset, buffer, count, datatype);

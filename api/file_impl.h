@@ -2,7 +2,7 @@
 // calls share. Private to api/: the File member functions are defined in
 // the api/file_*.cc files named after what they do (open and close,
 // independent and collective transfers, view and realms, atomicity,
-// hints, size, position).
+// hints, size, position, the shared file pointer).
 #pragma once
 
 #include <array>
@@ -14,6 +14,7 @@
 #include <string>
 #include <utility>
 
+#include "api/shared_pointer.h"
 #include "exchange/data_representation.h"
 #include "exchange/stream_conversion.h"
 #include "flowio/error.h"
@@ -78,6 +79,8 @@ struct File::Impl {
   std::shared_ptr<const exchange::DataRepresentation> representation =
       exchange::find_representation("native");
   MPI_Offset pointer = 0;  // individual file pointer, in etypes
+  // The shared file pointer (File::*_shared, *_ordered), made at open.
+  std::unique_ptr<SharedPointer> shared;
   int ranks = 1;
   // Made by the first collective data call (every process makes it then,
   // in the same order), so that opening a file costs one communicator
@@ -126,8 +129,9 @@ struct File::Impl {
 
   ~Impl() {
     wait_idle();
-    // Not closed: nothing collective here (the lock's windows are left
-    // to MPI_Finalize).
+    // Not closed: nothing collective here (the lock's windows and the
+    // shared pointer's are left to MPI_Finalize).
+    if (shared) shared->abandon();
     atomic.reset();
     collective.reset();
     int finalized = 0;
@@ -311,7 +315,7 @@ struct File::Impl {
   // Starts a collective operation (runtime/engine/collective_context.h).
   Future<std::size_t> start_request(runtime::CollectiveRequest request);
   // Takes this process's part in a collective call whose arguments it
-  // refused (File::refuse_collective).
+  // refused (also the MPI-IO layer's, LayerHooks::refuse_collective).
   void refuse_collective(bool writing, ErrorCode code, bool blocking);
   // In a handler of the UsageError of bad arguments to a collective call:
   // takes this process's part as a refusal, then rethrows the error.
@@ -336,6 +340,13 @@ struct File::Impl {
                                        bool advance_pointer = false);
   std::size_t run_collective(bool writing, MPI_Offset offset, const void* buffer, MPI_Count count,
                              MPI_Datatype datatype, bool advance_pointer = false);
+
+  // Where a shared-pointer call's data go, in etypes, with the arguments
+  // checked first (UsageError, the pointer unmoved): claimed atomically by
+  // an independent call, agreed in rank order by an ordered one.
+  MPI_Offset claim_shared(bool writing, const void* buffer, MPI_Count count, MPI_Datatype datatype);
+  MPI_Offset claim_ordered(bool writing, const void* buffer, MPI_Count count,
+                           MPI_Datatype datatype);
 };
 
 }  // namespace flowio

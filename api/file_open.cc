@@ -156,24 +156,29 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
   impl->mode = mode;
   impl->hints = with_system_hints(hints);
 
-  // One allreduce tells whether any process passed an invalid mode, and
-  // whether every process passed the same one.
+  // One allreduce tells whether any process passed an invalid mode,
+  // whether every process passed the same one, and whether every process
+  // chose the same slot for the shared file pointer (shared_pointer.h).
   std::exception_ptr bad_mode;
   try {
     validate_mode(mode);
   } catch (const UsageError&) {
     bad_mode = std::current_exception();
   }
+  HeldPointerSlot pointer_slot(impl->comm);
   const auto mode_bits = static_cast<std::int64_t>(mode);
-  const std::int64_t mine[3] = {bad_mode ? -1 : 0, mode_bits, -mode_bits};
-  std::int64_t least[3] = {0, 0, 0};
-  check_mpi(MPI_Allreduce(mine, least, 3, MPI_INT64_T, MPI_MIN, impl->comm), "MPI_Allreduce");
+  const std::int64_t mine[7] = {
+      bad_mode ? -1 : 0,         mode_bits,           -mode_bits,          pointer_slot.window_id(),
+      -pointer_slot.window_id(), pointer_slot.slot(), -pointer_slot.slot()};
+  std::int64_t least[7] = {};
+  check_mpi(MPI_Allreduce(mine, least, 7, MPI_INT64_T, MPI_MIN, impl->comm), "MPI_Allreduce");
   if (bad_mode) std::rethrow_exception(bad_mode);
   if (least[0] < 0) {
     throw UsageError(ErrorCode::invalid_access_mode,
                      "open: another process passed an invalid access mode");
   }
   require_same(least[1] == -least[2], "open: the access mode");
+  const bool same_pointer_slot = least[3] == -least[4] && least[5] == -least[6];
   // One agreed step: every process checks the hints, then opens at once,
   // creating the file if asked (O_CREAT without O_EXCL is atomic: one
   // process creates it, the others open it). With Mode::excl, rank 0
@@ -206,7 +211,14 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
   // Direct I/O asks for data to bypass the page cache: not through it by
   // mapping either.
   if (mapped_io && !direct_io) impl->mapped_layer->attach(impl->mapping.get());
-  if (has(mode, Mode::append)) impl->pointer = impl->fd.size();
+  impl->shared =
+      std::make_unique<SharedPointer>(impl->comm, std::move(pointer_slot), same_pointer_slot);
+  // Append mode puts both file pointers at the end; in bytes, as the view
+  // at open is.
+  if (has(mode, Mode::append)) {
+    impl->pointer = impl->fd.size();
+    impl->shared->set(impl->pointer);
+  }
   if (direct_io) impl->open_direct();
   runtime::Trace::process().record_open(impl->rank, path, impl->hints);
   return File(std::move(impl));
@@ -220,7 +232,16 @@ void File::close() {
   file.collective.reset();
   file.mapping->forget();
   std::unique_ptr<Impl> closing = std::move(impl_);
-  runtime::run_collectively(closing->comm, "close", [&] { closing->fd.close(); });
+  std::exception_ptr failure;
+  try {
+    runtime::run_collectively(closing->comm, "close", [&] { closing->fd.close(); });
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  // Every process has stopped using the shared pointer once the close's
+  // agreement is over, failed or not: its slot goes back for the next file.
+  closing->shared.reset();
+  if (failure) std::rethrow_exception(failure);
   // Removed once every process has closed it (the step above), as some
   // file systems do not let an open file go.
   if (has(closing->mode, Mode::delete_on_close)) {

@@ -15,19 +15,24 @@ namespace flowio {
 namespace {
 
 // What set_view learns from every process in its one reduction: whether
-// the etype size is the same everywhere, and whether any process's new
-// view has holes (its independent writes may then sieve: File::Impl::
-// holes_in_some_view).
+// the etype size is the same everywhere, whether any process's new view
+// has holes (its independent writes may then sieve: File::Impl::
+// holes_in_some_view), and whether any process moved the shared file
+// pointer since it was last 0 (else resetting it can be skipped: HDF5 sets
+// views twice per collective call and never uses it).
 struct ViewAgreement {
   bool same_etype_size = true;
   bool holes_somewhere = false;
+  bool shared_pointer_moved = false;
 };
 
-ViewAgreement agree_on_view(MPI_Comm comm, std::int64_t etype_size, bool holes) {
-  const std::int64_t mine[3] = {etype_size, -etype_size, holes ? -1 : 0};
-  std::int64_t least[3] = {0, 0, 0};
-  check_mpi(MPI_Allreduce(mine, least, 3, MPI_INT64_T, MPI_MIN, comm), "MPI_Allreduce");
-  return ViewAgreement{least[0] == -least[1], least[2] < 0};
+ViewAgreement agree_on_view(MPI_Comm comm, std::int64_t etype_size, bool holes,
+                            bool shared_pointer_moved) {
+  const std::int64_t mine[4] = {etype_size, -etype_size, holes ? -1 : 0,
+                                shared_pointer_moved ? -1 : 0};
+  std::int64_t least[4] = {0, 0, 0, 0};
+  check_mpi(MPI_Allreduce(mine, least, 4, MPI_INT64_T, MPI_MIN, comm), "MPI_Allreduce");
+  return ViewAgreement{least[0] == -least[1], least[2] < 0, least[3] < 0};
 }
 
 }  // namespace
@@ -53,9 +58,12 @@ void File::set_view(MPI_Offset displacement, MPI_Datatype etype, MPI_Datatype fi
   // MPI requires the same etype extent everywhere (MPI 4.0, 14.3); only
   // valid views get this far, so every process takes part, and every one
   // learns the same answer.
-  const ViewAgreement agreed = agree_on_view(
-      file.comm, view->etype_size(), !view->is_contiguous() && !has(file.mode, Mode::rdonly));
+  const ViewAgreement agreed =
+      agree_on_view(file.comm, view->etype_size(),
+                    !view->is_contiguous() && !has(file.mode, Mode::rdonly), file.shared->moved());
   require_same(agreed.same_etype_size, "set_view: the etype size");
+  // MPI resets both file pointers (MPI 4.1, 14.3).
+  if (agreed.shared_pointer_moved) file.shared->set(0);
   if (agreed.holes_somewhere != file.holes_in_some_view) {
     file.holes_in_some_view = agreed.holes_somewhere;
     file.settings_for.fill(nullptr);

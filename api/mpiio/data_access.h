@@ -10,27 +10,15 @@
 
 #include <cstddef>
 
+#include "api/layer_hooks.h"
 #include "flowio/future.h"
 
 namespace flowio::mpiio {
 
 struct LayerFile;
 
-enum class Position {
-  explicit_offset,     // MPI_File_*_at*
-  individual_pointer,  // MPI_File_read, MPI_File_write_all, ...
-  shared_pointer,      // MPI_File_*_shared, and the ordered calls when collective
-};
-
-struct DataCall {
-  bool writing = false;
-  bool collective = false;
-  Position position = Position::explicit_offset;
-  MPI_Offset offset = 0;  // in etypes, for explicit_offset
-  const void* buffer = nullptr;
-  MPI_Count count = 0;
-  MPI_Datatype datatype = MPI_BYTE;
-};
+using Position = LayerHooks::Position;
+using DataCall = LayerHooks::DataCall;
 
 // Checks the call (UsageError when bad) and carries it out, returning the
 // bytes moved when it is done.

@@ -13,13 +13,13 @@
 
 #include "api/mpiio/activation.h"
 #include "api/mpiio/errors.h"
-#include "api/mpiio/info_hints.h"
 #include "api/mpiio/layer_file.h"
 #include "api/mpiio/requests.h"
 #include "api/mpiio/sequential_mode.h"
 #include "api/mpiio/serve.h"
 #include "flowio/error.h"
 #include "flowio/file.h"
+#include "flowio/info.h"
 #include "runtime/core/datatype_checks.h"
 #include "runtime/engine/collective_error.h"
 
@@ -89,11 +89,8 @@ void check_amode(int amode) {
 // Collective: open's arguments, checked with one allreduce. A process whose
 // own are bad fails with their class, and every other process with the
 // same class, rather than waiting in an open the bad one never reaches;
-// amodes that differ fail everywhere with MPI_ERR_NOT_SAME. The same
-// allreduce compares the processes' choices of a shared-pointer slot
-// (`pointer`): returns whether all chose the same.
-bool check_open_arguments(MPI_Comm comm, const char* filename, int amode,
-                          const HeldPointerSlot& pointer) {
+// amodes that differ fail everywhere with MPI_ERR_NOT_SAME.
+void check_open_arguments(MPI_Comm comm, const char* filename, int amode) {
   std::exception_ptr bad;
   MPI_Offset bad_code = 0;  // the ErrorCode, plus one
   try {
@@ -105,11 +102,9 @@ bool check_open_arguments(MPI_Comm comm, const char* filename, int amode,
     bad = std::current_exception();
     bad_code = static_cast<MPI_Offset>(error.code()) + 1;
   }
-  const MPI_Offset mine[7] = {
-      bad_code,       amode,          -amode, pointer.window_id(), -pointer.window_id(),
-      pointer.slot(), -pointer.slot()};
-  MPI_Offset greatest[7] = {};
-  check_mpi(MPI_Allreduce(mine, greatest, 7, MPI_OFFSET, MPI_MAX, comm), "MPI_Allreduce");
+  const MPI_Offset mine[3] = {bad_code, amode, -amode};
+  MPI_Offset greatest[3] = {};
+  check_mpi(MPI_Allreduce(mine, greatest, 3, MPI_OFFSET, MPI_MAX, comm), "MPI_Allreduce");
   if (bad) std::rethrow_exception(bad);
   if (greatest[0] != 0) {
     throw UsageError(static_cast<ErrorCode>(greatest[0] - 1),
@@ -118,7 +113,6 @@ bool check_open_arguments(MPI_Comm comm, const char* filename, int amode,
   if (greatest[1] != -greatest[2]) {
     throw UsageError(ErrorCode::not_same, "MPI_File_open: the processes passed different amodes");
   }
-  return greatest[3] == -greatest[4] && greatest[5] == -greatest[6];
 }
 
 int fail_without_file(int error_class, const char* message) {
@@ -134,19 +128,12 @@ int open_file(MPI_Comm comm, const char* filename, int amode, MPI_Info info, MPI
   try {
     // Agreed on, so that a process without a name fails the call on every
     // process instead of leaving the others waiting in the open.
-    HeldPointerSlot pointer(comm);
-    const bool same_pointer = check_open_arguments(comm, filename, amode, pointer);
+    check_open_arguments(comm, filename, amode);
     auto file = std::make_unique<LayerFile>();
     file->file =
         File::open(comm, strip_file_system_prefix(filename), mode_of(amode), hints_from_info(info));
     file->amode = amode;
     file->errhandler = default_handler();
-    file->shared = std::make_unique<SharedPointer>(file->file.communicator(), std::move(pointer),
-                                                   same_pointer);
-    // MPI_MODE_APPEND puts every file pointer at the end, the shared one
-    // too (flowio's File moved the individual one); in bytes, as the view
-    // at open is.
-    if ((amode & MPI_MODE_APPEND) != 0) file->shared->set(file->file.position());
     *handle = register_file(std::move(file));
     return MPI_SUCCESS;
   } catch (...) {
@@ -170,9 +157,6 @@ int close_file(MPI_File* handle) {
   } catch (...) {
     code = error_code_of(std::current_exception());
   }
-  // After the close's agreement, when no process uses the pointer any more
-  // (its slot is reset for the next file).
-  file->shared.reset();
   complete_requests(*handle);
   const MPI_File closed = *handle;
   unregister_file(closed);
@@ -259,26 +243,18 @@ void set_view(LayerFile& file, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype
     bad_arguments = std::current_exception();
     bad_code = static_cast<int>(error.code()) + 1;
   }
-  // Whether any process passed bad arguments (and which class of error, so
-  // that every process fails with the same one), and whether any moved the
-  // shared pointer since it was last 0: one allreduce for both.
-  const int mine[2] = {bad_code, file.shared->moved() ? 1 : 0};
-  int anyone[2] = {0, 0};
-  check_mpi(MPI_Allreduce(mine, anyone, 2, MPI_INT, MPI_MAX, file.file.communicator()),
+  // Whether any process passed bad arguments, and which class of error, so
+  // that every process fails with the same one.
+  int worst_code = 0;
+  check_mpi(MPI_Allreduce(&bad_code, &worst_code, 1, MPI_INT, MPI_MAX, file.file.communicator()),
             "MPI_Allreduce");
   if (bad_arguments) std::rethrow_exception(bad_arguments);
-  if (anyone[0] != 0) {
-    throw UsageError(static_cast<ErrorCode>(anyone[0] - 1),
+  if (worst_code != 0) {
+    throw UsageError(static_cast<ErrorCode>(worst_code - 1),
                      "MPI_File_set_view: another process passed an invalid view");
   }
   if (disp == MPI_DISPLACEMENT_CURRENT) disp = current_displacement(file);
-  // MPI resets the shared file pointer along with the individual one, here
-  // only where it moved (HDF5 sets views twice per collective call and never
-  // uses it). The allreduce above (every process has arrived, so its
-  // earlier updates are done) and the agreement inside flowio's set_view
-  // (rank 0 has reset it before any process leaves) order the reset without
-  // barriers of its own.
-  if (anyone[1] != 0) file.shared->set_between_collectives(0);
+  // flowio's set_view resets both file pointers, as MPI says.
   try {
     file.file.set_view(disp, etype, filetype, hints_from_info(info), datarep);
   } catch (const UsageError& error) {
@@ -294,21 +270,7 @@ void seek_shared(LayerFile& file, MPI_Offset offset, int whence) {
                           "MPI_File_seek_shared: offset");
   require_same_everywhere(file.file.communicator(), whence, ErrorCode::invalid_argument,
                           "MPI_File_seek_shared: whence");
-  MPI_Offset base = 0;
-  switch (whence_of(whence)) {
-    case Whence::set:
-      break;
-    case Whence::current:
-      base = file.shared->get();
-      break;
-    case Whence::end:
-      base = file.file.position_of_end();
-      break;
-  }
-  if (base + offset < 0) {
-    throw UsageError(ErrorCode::invalid_argument, "MPI_File_seek_shared: negative position");
-  }
-  file.shared->set(base + offset);
+  file.file.seek_shared(offset, whence_of(whence));
 }
 
 // flowio's own atomic mode (locks over MPI, collective calls kept
@@ -393,7 +355,7 @@ int MPI_File_set_info(MPI_File fh, MPI_Info info) {
 
 int MPI_File_get_info(MPI_File fh, MPI_Info* info_used) {
   if (forwarding()) return PMPI_File_get_info(fh, info_used);
-  return serve(fh, [&](LayerFile& file) { *info_used = info_from_hints(file.file.hints()); });
+  return serve(fh, [&](LayerFile& file) { *info_used = Info(file.file.hints()).release(); });
 }
 
 int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
@@ -445,7 +407,7 @@ int MPI_File_get_position_shared(MPI_File fh, MPI_Offset* offset) {
   if (forwarding()) return PMPI_File_get_position_shared(fh, offset);
   return serve(fh, [&](LayerFile& file) {
     require_random_access(file, "MPI_File_get_position_shared");
-    *offset = file.shared->get();
+    *offset = file.file.position_shared();
   });
 }
 

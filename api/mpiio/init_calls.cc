@@ -10,7 +10,6 @@
 #include "api/mpiio/activation.h"
 #include "api/mpiio/layer_file.h"
 #include "api/mpiio/requests.h"
-#include "api/mpiio/shared_pointer.h"
 #include "runtime/engine/engine.h"
 
 using namespace flowio::mpiio;
@@ -50,15 +49,12 @@ int MPI_Query_thread(int* provided) {
 }
 
 // Files left open are released first (locally, without the collective part
-// of a close, as MPI leaves them undefined), then the shared-pointer
-// windows (collectively) and the process's hold on flowio's engine, so
-// flowio's threads stop before MPI does.
+// of a close, as MPI leaves them undefined), then the process's hold on
+// flowio's engine, so flowio's threads stop before MPI does. MPI_Finalize
+// itself frees the shared-pointer windows (collectively, api/shared_pointer.h).
 int MPI_Finalize() {
-  for (auto& file : unregister_all_files()) {
-    if (file->shared) file->shared->abandon();
-  }
+  unregister_all_files();
   complete_requests(MPI_FILE_NULL);
-  release_pointer_windows();
   flowio::runtime::Engine::release();
   report_at_finalize(kept_datatypes());
   return PMPI_Finalize();

@@ -14,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include "api/mpiio/shared_pointer.h"
 #include "flowio/file.h"
 #include "flowio/future.h"
 
@@ -36,7 +35,6 @@ struct LayerFile {
   MPI_Datatype etype = MPI_BYTE;
   MPI_Datatype filetype = MPI_BYTE;
   std::string datarep = "native";
-  std::unique_ptr<SharedPointer> shared;
   std::optional<SplitCollective> split;
   int fortran_handle = 0;
 

@@ -3,7 +3,6 @@
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
-#include <cstdint>
 #include <exception>
 #include <memory>
 #include <mutex>
@@ -12,6 +11,7 @@
 
 #include "api/mpiio/errors.h"
 #include "api/mpiio/layer_file.h"
+#include "flowio/transfer.h"
 
 namespace flowio::mpiio {
 namespace {
@@ -172,23 +172,7 @@ int wait_function(int count, void** states, double, MPI_Status*) {
 }  // namespace
 
 void fill_status(MPI_Status* status, std::size_t bytes) {
-  if (status == MPI_STATUS_IGNORE) return;
-#if defined(MPICH_VERSION)
-  // MPICH's encoding (its mpir_status.h): the count in bytes, low 32 bits
-  // in count_lo, the rest shifted above the cancelled bit. The same as
-  // MPI_Status_set_elements_x(status, MPI_BYTE, bytes) and
-  // MPI_Status_set_cancelled(status, 0), without taking MPI's lock twice on
-  // every call (the layer's tests check the two agree).
-  const auto count = static_cast<std::uint64_t>(bytes);
-  status->count_lo = static_cast<int>(count & 0xFFFFFFFFu);
-  status->count_hi_and_cancelled = static_cast<int>((count >> 32) << 1);
-#else
-  MPI_Status_set_elements_x(status, MPI_BYTE, static_cast<MPI_Count>(bytes));
-  MPI_Status_set_cancelled(status, 0);
-#endif
-  status->MPI_SOURCE = MPI_UNDEFINED;
-  status->MPI_TAG = MPI_UNDEFINED;
-  status->MPI_ERROR = MPI_SUCCESS;
+  if (status != MPI_STATUS_IGNORE) *status = Transfer(bytes, MPI_BYTE).status();
 }
 
 int start_request(Future<std::size_t> operation, LayerFile& file, MPI_File handle,

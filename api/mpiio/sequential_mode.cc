@@ -46,7 +46,7 @@ MPI_Offset current_displacement(LayerFile& file) {
   MPI_Offset answer[2] = {0, 0};
   if (rank == 0) {
     try {
-      answer[1] = file.file.byte_offset(file.shared->get());
+      answer[1] = file.file.byte_offset(file.file.position_shared());
       answer[0] = 1;
     } catch (const Error&) {
       answer[0] = 0;

@@ -12,21 +12,41 @@
 //
 // Threads: a File may be used from one thread at a time (like an MPI file
 // handle); the Futures it returns may be waited on from any thread.
-// Collective calls (open, close, set_view, sync, set_size, preallocate) must
-// be made by every process of the communicator, in the same order.
+// Collective calls (open, close, set_view, sync, set_size, preallocate,
+// seek_shared and the *_all and *_ordered data calls) must be made by every
+// process of the communicator, in the same order.
+//
+// Buffers: every nonblocking data call (each i-form, independent,
+// collective, shared or ordered) borrows its buffer until the returned
+// Future is ready, whether it succeeds or fails: the caller must neither
+// free nor reuse it (nor, for a write, change it) before then. A failed
+// call's Future is ready only once nothing uses the buffer any more; wait
+// for it (when_all.h waits for many) before letting the buffer go. The
+// blocking forms borrow it for the call.
+//
+// Every data call also has a typed form that takes a std::span, std::vector
+// or std::array of arithmetic elements in place of (buffer, count,
+// datatype), deduces the datatype (datatype.h) and returns a Transfer
+// (transfer.h: bytes, element counts, an MPI_Status) in place of the bytes;
+// they are listed at the end of the class.
 #pragma once
 
 #include <mpi.h>
 
 #include <cstddef>
 #include <memory>
+#include <ranges>
 #include <string>
+#include <type_traits>
 #include <vector>
 
+#include "flowio/datatype.h"
 #include "flowio/error.h"
+#include "flowio/executor.h"
 #include "flowio/future.h"
 #include "flowio/hints.h"
 #include "flowio/statistics.h"
+#include "flowio/transfer.h"
 
 namespace flowio {
 
@@ -138,7 +158,9 @@ class File {
   // gather the data of a region of the file each (its file realm) and write
   // or read it in buffer-sized iterations, pipelined: packing, the exchange
   // between processes and the file I/O of consecutive iterations overlap.
-  // The call returns at once; the Future's value is this process's bytes
+  // The call returns at once; `buffer` is borrowed until the returned
+  // Future is ready (any process may be packing from it or unpacking into
+  // it until then). The Future's value is this process's bytes
   // transferred (for reads, the prefix of its data before end of file; its
   // memory past end of file is left untouched). An I/O error on any process
   // reaches every process's Future as the same kind of exception.
@@ -151,18 +173,45 @@ class File {
                                    MPI_Datatype datatype);
   Future<std::size_t> iwrite_all(const void* buffer, MPI_Count count, MPI_Datatype datatype);
   Future<std::size_t> iread_all(void* buffer, MPI_Count count, MPI_Datatype datatype);
-  // Blocking forms: the nonblocking call plus get().
+  // Blocking forms: the same result as the nonblocking call plus get();
+  // the work may be done on the calling thread.
   std::size_t write_at_all(MPI_Offset offset, const void* buffer, MPI_Count count,
                            MPI_Datatype datatype);
   std::size_t read_at_all(MPI_Offset offset, void* buffer, MPI_Count count, MPI_Datatype datatype);
   std::size_t write_all(const void* buffer, MPI_Count count, MPI_Datatype datatype);
   std::size_t read_all(void* buffer, MPI_Count count, MPI_Datatype datatype);
-  // For a layer above flowio (the MPI-IO layer) that finds a collective
-  // data call's arguments bad before handing it on: takes this process's
-  // part in the call without data, so that the call fails with `code` on
-  // every process instead of leaving the others waiting in it. Returns at
-  // once; the caller reports its own error.
-  void refuse_collective(bool writing, ErrorCode code);
+
+  // The shared file pointer (MPI 4.1, 14.4.4): one position, in etypes of
+  // the view, for every process of the file: 0 at open (the end of the
+  // file with Mode::append) and after set_view. It is held by rank 0 and
+  // moved with one-sided atomics, so independent calls need nothing from
+  // the other processes. The data must be a whole number of etypes
+  // (UsageError(invalid_datatype) otherwise, before the pointer moves).
+  //
+  // Independent: each call claims [pointer, pointer + its etypes) at the
+  // call, atomically, then is iwrite_at / iread_at there (same result,
+  // same buffer rule); concurrent calls of several processes take
+  // consecutive places in the order of their claims.
+  Future<std::size_t> iwrite_shared(const void* buffer, MPI_Count count, MPI_Datatype datatype);
+  Future<std::size_t> iread_shared(void* buffer, MPI_Count count, MPI_Datatype datatype);
+  std::size_t write_shared(const void* buffer, MPI_Count count, MPI_Datatype datatype);
+  std::size_t read_shared(void* buffer, MPI_Count count, MPI_Datatype datatype);
+  // Collective, ordered: every process calls; their data follow each other
+  // from the pointer in rank order, and the pointer moves past all of
+  // them. The places are agreed at the call (a collective step: it returns
+  // once every process has called; bad arguments on any process fail it on
+  // every process), then it is iwrite_at_all / iread_at_all there.
+  Future<std::size_t> iwrite_ordered(const void* buffer, MPI_Count count, MPI_Datatype datatype);
+  Future<std::size_t> iread_ordered(void* buffer, MPI_Count count, MPI_Datatype datatype);
+  std::size_t write_ordered(const void* buffer, MPI_Count count, MPI_Datatype datatype);
+  std::size_t read_ordered(void* buffer, MPI_Count count, MPI_Datatype datatype);
+  // Collective. Moves the shared file pointer, as seek() the individual
+  // one; every process passes the same offset and whence (UsageError on
+  // every process otherwise, or when the position would be negative).
+  void seek_shared(MPI_Offset offset, Whence whence);
+  // The shared file pointer, in etypes: read from rank 0's memory, so
+  // another process's claim may have moved it by the time this returns.
+  MPI_Offset position_shared() const;
 
   // Statistics of this process's completed collective operations on this
   // file, oldest first (the most recent 1024 are kept).
@@ -249,10 +298,69 @@ class File {
   MPI_Comm communicator() const;
   const std::string& path() const;
 
+  // Typed forms: each data call above, with `data` (a write's) or `buffer`
+  // (a read's), one contiguous range of elements datatype.h lists, in place
+  // of (buffer, count, datatype): its elements are the count, and their
+  // datatype is deduced. They return a Transfer in place of the bytes. The
+  // i-forms borrow the range's elements until the returned Future is
+  // ready, and take only ranges that do not own them as temporaries
+  // (BorrowableData: a std::span, or a named container):
+  // `file.iwrite_at(0, std::vector<double>(n))`, whose vector would be gone
+  // before the write, does not compile.
+  //
+  // FLOWIO_TYPED_FORMS(suffix [, MPI_Offset offset]) defines the four of
+  // one family, here for _at: iwrite_at(offset, data),
+  // iread_at(offset, buffer), write_at(offset, data), read_at(offset, buffer).
+#define FLOWIO_TYPED_FORMS(SUFFIX, ...)                                                            \
+  template <BorrowableData Data>                                                                   \
+  Future<Transfer> iwrite##SUFFIX(__VA_ARGS__ __VA_OPT__(, ) Data&& data) {                        \
+    return typed(data, [&](auto... raw) { return iwrite##SUFFIX(__VA_OPT__(offset, ) raw...); });  \
+  }                                                                                                \
+  template <TypedData Data>                                                                        \
+  Transfer write##SUFFIX(__VA_ARGS__ __VA_OPT__(, ) const Data& data) {                            \
+    return typed(data, [&](auto... raw) { return write##SUFFIX(__VA_OPT__(offset, ) raw...); });   \
+  }                                                                                                \
+  template <BorrowableBuffer Buffer>                                                               \
+  Future<Transfer> iread##SUFFIX(__VA_ARGS__ __VA_OPT__(, ) Buffer&& buffer) {                     \
+    return typed(buffer, [&](auto... raw) { return iread##SUFFIX(__VA_OPT__(offset, ) raw...); }); \
+  }                                                                                                \
+  template <TypedBuffer Buffer>                                                                    \
+  Transfer read##SUFFIX(__VA_ARGS__ __VA_OPT__(, ) Buffer&& buffer) {                              \
+    return typed(buffer, [&](auto... raw) { return read##SUFFIX(__VA_OPT__(offset, ) raw...); });  \
+  }
+  FLOWIO_TYPED_FORMS(_at, MPI_Offset offset)
+  FLOWIO_TYPED_FORMS()
+  FLOWIO_TYPED_FORMS(_at_all, MPI_Offset offset)
+  FLOWIO_TYPED_FORMS(_all)
+  FLOWIO_TYPED_FORMS(_shared)
+  FLOWIO_TYPED_FORMS(_ordered)
+#undef FLOWIO_TYPED_FORMS
+
  private:
   struct Impl;
+  // The MPI-IO layer's hooks into a File (api/layer_hooks.h): not part of
+  // the API.
+  friend struct LayerHooks;
   explicit File(std::unique_ptr<Impl> impl) noexcept;
   Impl& impl() const;
+
+  // A typed form's call: `call(buffer, count, datatype)` with the range's
+  // elements, count and deduced datatype; its bytes become a Transfer of
+  // that datatype (for a Future, on the thread that completes it: a short
+  // step that never blocks).
+  template <typename Range, typename Call>
+  static auto typed(Range& range, Call call) {
+    const MPI_Datatype datatype = datatype_of<std::ranges::range_value_t<Range>>();
+    auto bytes =
+        call(std::ranges::data(range), static_cast<MPI_Count>(std::ranges::size(range)), datatype);
+    if constexpr (std::is_same_v<decltype(bytes), std::size_t>) {
+      return Transfer(bytes, datatype);
+    } else {
+      return bytes.then(inline_executor(), [datatype](Future<std::size_t> moved) {
+        return Transfer(moved.get(), datatype);
+      });
+    }
+  }
 
   std::unique_ptr<Impl> impl_;
 };

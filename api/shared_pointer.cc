@@ -1,4 +1,4 @@
-#include "api/mpiio/shared_pointer.h"
+#include "api/shared_pointer.h"
 
 #include <algorithm>
 #include <memory>
@@ -9,7 +9,7 @@
 
 #include "flowio/error.h"
 
-namespace flowio::mpiio {
+namespace flowio {
 
 // One window of pointer slots, all held by rank 0 of its communicator.
 struct PointerWindow {
@@ -33,6 +33,7 @@ struct Registry {
   std::vector<PointerWindow*> kept;
   std::set<MPI_Offset> ids;
   MPI_Offset next_id = 0;
+  bool freed_at_finalize = false;  // the attribute below is set
 };
 
 Registry& registry() {
@@ -97,6 +98,31 @@ MPI_Offset agree_on_new_id(MPI_Comm comm) {
   }
 }
 
+// Frees every kept window, collectively, in the order of their ids (agreed
+// when they were made, so that no two windows whose groups share a process
+// have the same id: every process frees in one global order). Files still
+// open then have abandoned their pointers, or will find MPI finalized.
+void free_kept_windows() {
+  std::vector<PointerWindow*> kept;
+  {
+    Registry& all = registry();
+    std::lock_guard lock(all.mutex);
+    kept.swap(all.kept);
+    all.ids.clear();
+  }
+  std::sort(kept.begin(), kept.end(),
+            [](const PointerWindow* a, const PointerWindow* b) { return a->id < b->id; });
+  for (PointerWindow* window : kept) free_window(window);
+}
+
+// MPI runs the delete callbacks of MPI_COMM_SELF's attributes first thing
+// in MPI_Finalize, on every process, while MPI still works: windows, being
+// collective, must be freed before MPI stops.
+int free_kept_windows_at_finalize(MPI_Comm, int, void*, void*) {
+  free_kept_windows();
+  return MPI_SUCCESS;
+}
+
 // Collective over `file_comm`: a new kept window for its group, with
 // slot 0 taken.
 PointerWindow* make_kept_window(MPI_Comm file_comm) {
@@ -108,6 +134,14 @@ PointerWindow* make_kept_window(MPI_Comm file_comm) {
   window->taken[0] = true;
   Registry& all = registry();
   std::lock_guard lock(all.mutex);
+  if (!all.freed_at_finalize) {
+    int keyval = MPI_KEYVAL_INVALID;
+    check_mpi(MPI_Comm_create_keyval(MPI_COMM_NULL_COPY_FN, free_kept_windows_at_finalize, &keyval,
+                                     nullptr),
+              "MPI_Comm_create_keyval");
+    check_mpi(MPI_Comm_set_attr(MPI_COMM_SELF, keyval, nullptr), "MPI_Comm_set_attr");
+    all.freed_at_finalize = true;
+  }
   all.kept.push_back(window.get());
   return window.release();
 }
@@ -201,17 +235,15 @@ MPI_Offset SharedPointer::get() {
 // new value, and every later one after it.
 void SharedPointer::set(MPI_Offset position) {
   check_mpi(MPI_Barrier(file_comm_), "MPI_Barrier");
-  set_between_collectives(position);
-  check_mpi(MPI_Barrier(file_comm_), "MPI_Barrier");
-}
-
-void SharedPointer::set_between_collectives(MPI_Offset position) {
   moved_ = position != 0;
-  if (rank_ != 0) return;
-  MPI_Offset ignored = 0;
-  check_mpi(MPI_Fetch_and_op(&position, &ignored, MPI_OFFSET, 0, slot_, MPI_REPLACE, window_->win),
-            "MPI_Fetch_and_op on the shared file pointer");
-  check_mpi(MPI_Win_flush(0, window_->win), "MPI_Win_flush");
+  if (rank_ == 0) {
+    MPI_Offset ignored = 0;
+    check_mpi(
+        MPI_Fetch_and_op(&position, &ignored, MPI_OFFSET, 0, slot_, MPI_REPLACE, window_->win),
+        "MPI_Fetch_and_op on the shared file pointer");
+    check_mpi(MPI_Win_flush(0, window_->win), "MPI_Win_flush");
+  }
+  check_mpi(MPI_Barrier(file_comm_), "MPI_Barrier");
 }
 
 MPI_Offset SharedPointer::claim_in_rank_order(MPI_Offset etypes) {
@@ -226,17 +258,4 @@ MPI_Offset SharedPointer::claim_in_rank_order(MPI_Offset etypes) {
   return base + before_me;
 }
 
-void release_pointer_windows() {
-  std::vector<PointerWindow*> kept;
-  {
-    Registry& all = registry();
-    std::lock_guard lock(all.mutex);
-    kept.swap(all.kept);
-    all.ids.clear();
-  }
-  std::sort(kept.begin(), kept.end(),
-            [](const PointerWindow* a, const PointerWindow* b) { return a->id < b->id; });
-  for (PointerWindow* window : kept) free_window(window);
-}
-
-}  // namespace flowio::mpiio
+}  // namespace flowio

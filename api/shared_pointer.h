@@ -1,4 +1,5 @@
-// SharedPointer: the shared file pointer of an open file (MPI_File_*_shared,
+// SharedPointer: the shared file pointer of an open File (File::*_shared,
+// File::*_ordered, and through them MPI_File_*_shared and
 // MPI_File_*_ordered), one MPI_Offset in etypes held by rank 0 and updated
 // with one-sided atomics, so independent calls need no help from the other
 // processes' threads.
@@ -10,26 +11,29 @@
 // and close files on the same processes again and again, often through a
 // new duplicate of their communicator each time (HDF5 does). A kept window
 // is found again for any communicator with the same processes in the same
-// order (MPI_Comm_compare, a local call), and kept until MPI_Finalize.
+// order (MPI_Comm_compare, a local call), and kept until MPI_Finalize, which
+// frees them all collectively (a delete callback of an attribute of
+// MPI_COMM_SELF, which MPI runs first thing in MPI_Finalize on every
+// process, in the order of the windows' agreed ids).
 //
 // Which window and slot a file takes is agreed, not assumed: threads may
 // open files at once on different communicators of one group, in a
 // different order on each process, so each process's choice may differ.
 // Before the open, each process holds the lowest free slot it has for the
 // group (HeldPointerSlot: no other file of the process takes it
-// meanwhile); the open's argument check compares the processes' choices
-// (MPI_Allreduce, which it makes anyway); the file takes the slot when all
+// meanwhile); File::open's check of its mode compares the processes'
+// choices (MPI_Allreduce, which it makes anyway); the file takes the slot when all
 // chose the same, a slot of a new kept window when none had one, and a
 // window of its own otherwise.
 //
 // Thread safety: the calls of one process on one file are serialized by
-// the caller (MPI file handles are used from one thread at a time); files
-// may be opened and closed from several threads at once.
+// the caller (a File is used from one thread at a time); files may be
+// opened and closed from several threads at once.
 #pragma once
 
 #include <mpi.h>
 
-namespace flowio::mpiio {
+namespace flowio {
 
 struct PointerWindow;
 
@@ -74,25 +78,20 @@ class SharedPointer {
   // Atomically adds `etypes` and returns the value before the addition.
   MPI_Offset fetch_add(MPI_Offset etypes);
   MPI_Offset get();
-  // Collective: every process passes the same value.
+  // Collective: every process passes the same value. Barriers order every
+  // process's earlier updates before it and its later ones after it.
   void set(MPI_Offset position);
-  // Rank 0 sets the pointer without synchronizing. For callers that run it
-  // between two collective steps over the file's communicator, which order
-  // every process's earlier updates before it and its later ones after it
-  // (MPI_File_set_view's agreements), so set()'s barriers are not needed.
-  // Every process calls it.
-  void set_between_collectives(MPI_Offset position);
   // False when this process knows the pointer is 0: no call of this
   // process moved it since it was last set to 0 by a collective call. A
   // caller that learns from every process that none moved it may skip
-  // resetting it (MPI_File_set_view asks along with its argument check).
+  // resetting it (File::set_view asks along with its own agreement).
   bool moved() const { return moved_; }
   // Collective: the pointer advances by the sum of every process's
   // `etypes`, in rank order; returns where this process's share starts.
   MPI_Offset claim_in_rank_order(MPI_Offset etypes);
   // Makes the destructor local (for files the program never closed: their
-  // own windows are left to MPI_Finalize, the kept ones are released by
-  // release_pointer_windows()).
+  // own windows are left to MPI_Finalize, and the slot they hold in a kept
+  // window stays taken).
   void abandon() { window_ = nullptr; }
 
  private:
@@ -103,10 +102,4 @@ class SharedPointer {
   bool moved_ = false;
 };
 
-// Frees every kept window, collectively, in the order of their ids (agreed
-// when they were made, so that no two windows whose groups share a process
-// have the same id: every process frees in one global order). The layer's MPI_Finalize calls it
-// before finalizing MPI, once the SharedPointers of files still open have been abandoned.
-void release_pointer_windows();
-
-}  // namespace flowio::mpiio
+}  // namespace flowio
