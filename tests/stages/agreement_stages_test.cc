@@ -9,41 +9,30 @@
 #include "tests/stages/stage_test_cases.h"
 #include "tests/support/world.h"
 
-namespace runtime = flowio::runtime;
-using flowio::testing::kBlockBytes;
-using flowio::testing::kBlocks;
-using flowio::testing::kProcessBytes;
-using flowio::testing::kTwoPhase;
-using flowio::testing::pattern;
-using flowio::testing::StageHarness;
-using flowio::testing::StageWalk;
-using flowio::testing::world_rank;
-using flowio::testing::world_size;
+namespace flowio::testing {
 
 TEST_CASE("Stages.Persist.ADurableWriteIsSyncedBeforeTheAgreement") {
   StageHarness harness("persist");
-  std::vector<std::byte> data = pattern(world_rank(), kProcessBytes);
   flowio::Hints hints = kTwoPhase;
   hints["flowio_durable"] = "enable";
-  StageWalk walk(harness, harness.request(true, kBlockBytes, kBlocks, data.data(), hints));
-  walk.through(runtime::persist_stage);
-  CHECK(walk.op().failure() == nullptr);
-  CHECK(walk.to_end() == nullptr);
-  CHECK(harness.file_bytes() == flowio::testing::interleaved_file(world_size()));
+  PatternWrite write(harness, hints);
+  write.walk.through(runtime::persist_stage);
+  CHECK(write.walk.op().failure() == nullptr);
+  CHECK(write.walk.to_end() == nullptr);
+  CHECK(harness.file_bytes() == interleaved_file(world_size()));
 }
 
 // A failure on one process, kept in its operation by a data stage,
 // reaches every process through the agreement, naming the stage.
 TEST_CASE("Stages.Agree.AFailureOnOneProcessReachesEvery") {
   StageHarness harness("agree");
-  std::vector<std::byte> data = pattern(world_rank(), kProcessBytes);
-  StageWalk walk(harness, harness.request(true, kBlockBytes, kBlocks, data.data(), kTwoPhase));
-  walk.through(runtime::plan_check_stage);
+  PatternWrite write(harness, kTwoPhase);
+  write.walk.through(runtime::plan_check_stage);
   if (world_rank() == 0) {
-    walk.op().fail(std::make_exception_ptr(flowio::IoError(flowio::ErrorCode::io, "injected", EIO)),
-                   "pack");
+    write.walk.op().fail(
+        std::make_exception_ptr(flowio::IoError(flowio::ErrorCode::io, "injected", EIO)), "pack");
   }
-  const std::exception_ptr outcome = walk.to_end();
+  const std::exception_ptr outcome = write.walk.to_end();
   REQUIRE(outcome != nullptr);
   try {
     std::rethrow_exception(outcome);
@@ -54,8 +43,9 @@ TEST_CASE("Stages.Agree.AFailureOnOneProcessReachesEvery") {
 
 TEST_CASE("Stages.Agree.SuccessEverywhere") {
   StageHarness harness("agree_success");
-  std::vector<std::byte> data = pattern(world_rank(), kProcessBytes);
-  StageWalk walk(harness, harness.request(true, kBlockBytes, kBlocks, data.data(), kTwoPhase));
-  walk.through(runtime::agree_stage);
-  CHECK(walk.op().phase<runtime::Agreeing>().outcome == nullptr);
+  PatternWrite write(harness, kTwoPhase);
+  write.walk.through(runtime::agree_stage);
+  CHECK(write.walk.op().phase<runtime::Agreeing>().outcome == nullptr);
 }
+
+}  // namespace flowio::testing

@@ -9,25 +9,14 @@
 #include "tests/stages/stage_test_cases.h"
 #include "tests/support/world.h"
 
-namespace runtime = flowio::runtime;
-using flowio::testing::kBlockBytes;
-using flowio::testing::kBlocks;
-using flowio::testing::kDirect;
-using flowio::testing::kProcessBytes;
-using flowio::testing::kTwoPhase;
-using flowio::testing::pattern;
-using flowio::testing::StageHarness;
-using flowio::testing::StageWalk;
-using flowio::testing::world_rank;
-using flowio::testing::world_size;
+namespace flowio::testing {
 
 TEST_CASE("Stages.Offsets.AnnouncesThisProcessesAccess") {
   StageHarness harness("offsets");
-  std::vector<std::byte> data = pattern(world_rank(), kProcessBytes);
-  StageWalk walk(harness, harness.request(true, kBlockBytes, kBlocks, data.data(), kTwoPhase));
-  walk.through(runtime::offsets_stage);
-  REQUIRE(walk.op().in<runtime::Announcing>());
-  const runtime::Announcing& announcing = walk.op().phase<runtime::Announcing>();
+  PatternWrite write(harness, kTwoPhase);
+  write.walk.through(runtime::offsets_stage);
+  REQUIRE(write.walk.op().in<runtime::Announcing>());
+  const runtime::Announcing& announcing = write.walk.op().phase<runtime::Announcing>();
   REQUIRE(announcing.announcements.size() == static_cast<std::size_t>(world_size()));
   const runtime::Announcement& own =
       announcing.announcements[static_cast<std::size_t>(world_rank())];
@@ -38,56 +27,54 @@ TEST_CASE("Stages.Offsets.AnnouncesThisProcessesAccess") {
   CHECK(own.accessed_early == 0);  // two-phase asked for: nothing moved at the call
   CHECK(own.failed_early == 0);
   CHECK(own.summary.metadata_words > 0);
-  CHECK(walk.to_end() == nullptr);
+  CHECK(write.walk.to_end() == nullptr);
 }
 
 // A blocking call alone on its file whose part goes direct moves it at
 // the call, before anything is exchanged, and says so in its announcement.
 TEST_CASE("Stages.Offsets.MovesAnInlineDirectPartAtTheCall") {
   StageHarness harness("offsets_early");
-  std::vector<std::byte> data = pattern(world_rank(), kProcessBytes);
-  StageWalk walk(harness, harness.request(true, kBlockBytes, kBlocks, data.data(), kDirect));
-  walk.through(runtime::offsets_stage);
-  const runtime::Announcing& announcing = walk.op().phase<runtime::Announcing>();
+  PatternWrite write(harness, kDirect);
+  write.walk.through(runtime::offsets_stage);
+  const runtime::Announcing& announcing = write.walk.op().phase<runtime::Announcing>();
   CHECK(announcing.early.accessed);
   CHECK(announcing.early.bytes == kProcessBytes);
   CHECK(announcing.announcements[static_cast<std::size_t>(world_rank())].accessed_early == 1);
   // The first block is in the file already, on this process's own.
   const std::vector<std::byte> first = harness.read_here(world_rank() * kBlockBytes, kBlockBytes);
-  CHECK(std::equal(first.begin(), first.end(), data.begin(), data.begin() + kBlockBytes));
-  CHECK(walk.to_end() == nullptr);
+  CHECK(
+      std::equal(first.begin(), first.end(), write.data.begin(), write.data.begin() + kBlockBytes));
+  CHECK(write.walk.to_end() == nullptr);
 }
 
 TEST_CASE("Stages.Gather.EveryProcessSeesEveryAnnouncement") {
   StageHarness harness("gather");
-  std::vector<std::byte> data = pattern(world_rank(), kProcessBytes);
-  StageWalk walk(harness, harness.request(true, kBlockBytes, kBlocks, data.data(), kTwoPhase));
-  walk.through(runtime::gather_stage);
-  REQUIRE(walk.op().in<runtime::Planning>());
-  const runtime::Planning& planning = walk.op().phase<runtime::Planning>();
+  PatternWrite write(harness, kTwoPhase);
+  write.walk.through(runtime::gather_stage);
+  REQUIRE(write.walk.op().in<runtime::Planning>());
+  const runtime::Planning& planning = write.walk.op().phase<runtime::Planning>();
   CHECK(planning.gather == runtime::GatherOutcome::go_on);
   REQUIRE(planning.announcements.size() == static_cast<std::size_t>(world_size()));
   for (const runtime::Announcement& announcement : planning.announcements) {
     CHECK(announcement.summary.bytes == kProcessBytes);
     CHECK(announcement.direction == 1);
   }
-  CHECK(walk.to_end() == nullptr);
+  CHECK(write.walk.to_end() == nullptr);
 }
 
 // Every process moved its part at the call and none failed: the gather
 // settles the call, and nothing is left to plan or move.
 TEST_CASE("Stages.Gather.SettlesACallEveryProcessDidEarly") {
   StageHarness harness("gather_settled");
-  std::vector<std::byte> data = pattern(world_rank(), kProcessBytes);
-  StageWalk walk(harness, harness.request(true, kBlockBytes, kBlocks, data.data(), kDirect));
-  walk.through(runtime::gather_stage);
-  const runtime::Planning& planning = walk.op().phase<runtime::Planning>();
+  PatternWrite write(harness, kDirect);
+  write.walk.through(runtime::gather_stage);
+  const runtime::Planning& planning = write.walk.op().phase<runtime::Planning>();
   CHECK(planning.gather == runtime::GatherOutcome::settled);
-  walk.through(runtime::plan_check_stage);
-  CHECK(walk.op().phase<runtime::Planning>().origin == runtime::PlanOrigin::none);
-  CHECK(walk.to_end() == nullptr);
-  CHECK(walk.items().client + walk.items().window + walk.items().round == 0);
-  CHECK(harness.file_bytes() == flowio::testing::interleaved_file(world_size()));
+  write.walk.through(runtime::plan_check_stage);
+  CHECK(write.walk.op().phase<runtime::Planning>().origin == runtime::PlanOrigin::none);
+  CHECK(write.walk.to_end() == nullptr);
+  CHECK(write.walk.items().client + write.walk.items().window + write.walk.items().round == 0);
+  CHECK(harness.file_bytes() == interleaved_file(world_size()));
 }
 
 // Bad arguments on one process: every process's gather fails the call,
@@ -139,46 +126,45 @@ TEST_CASE("Stages.Realms.CompilesAPlanThenReusesIt") {
 
 TEST_CASE("Stages.Realms.DirectWhenEveryProcessGoesItsOwnWay") {
   StageHarness harness("realms_direct");
-  std::vector<std::byte> data = pattern(world_rank(), kProcessBytes);
   // Not inline: nothing moved at the call, so the gather does not settle.
-  StageWalk walk(harness, harness.request(true, kBlockBytes, kBlocks, data.data(), kDirect), false);
-  walk.through(runtime::realms_stage);
-  CHECK(walk.op().phase<runtime::Planning>().origin == runtime::PlanOrigin::direct);
-  walk.through(runtime::plan_check_stage);
-  CHECK(runtime::data_route(walk.op()) == runtime::DataRoute::direct);
-  CHECK(walk.to_end() == nullptr);
+  PatternWrite write(harness, kDirect, false);
+  write.walk.through(runtime::realms_stage);
+  CHECK(write.walk.op().phase<runtime::Planning>().origin == runtime::PlanOrigin::direct);
+  write.walk.through(runtime::plan_check_stage);
+  CHECK(runtime::data_route(write.walk.op()) == runtime::DataRoute::direct);
+  CHECK(write.walk.to_end() == nullptr);
 }
 
 TEST_CASE("Stages.Metadata.DescribesTheAccessToItsAggregators") {
   StageHarness harness("metadata");
-  std::vector<std::byte> data = pattern(world_rank(), kProcessBytes);
-  StageWalk walk(harness, harness.request(true, kBlockBytes, kBlocks, data.data(), kTwoPhase));
-  walk.through(runtime::metadata_stage);
-  const runtime::Planning& planning = walk.op().phase<runtime::Planning>();
+  PatternWrite write(harness, kTwoPhase);
+  write.walk.through(runtime::metadata_stage);
+  const runtime::Planning& planning = write.walk.op().phase<runtime::Planning>();
   CHECK(planning.descriptions_posted);
   CHECK_FALSE(planning.view_words.empty());
   // Every process meets every realm (the blocks interleave), so each
   // aggregator but itself gets a description, and each aggregator hears
   // from every other process.
   if (world_size() > 1) CHECK(planning.metadata.messages() > 0);
-  CHECK(walk.to_end() == nullptr);
+  CHECK(write.walk.to_end() == nullptr);
 }
 
 TEST_CASE("Stages.Plan.ItemsCarryTheWholeAccessOnce") {
   StageHarness harness("plan");
-  std::vector<std::byte> data = pattern(world_rank(), kProcessBytes);
-  StageWalk walk(harness, harness.request(true, kBlockBytes, kBlocks, data.data(), kTwoPhase));
-  walk.through(runtime::plan_stage);
-  const runtime::CollectivePlan& plan = *walk.op().phase<runtime::Planning>().plan;
+  PatternWrite write(harness, kTwoPhase);
+  write.walk.through(runtime::plan_stage);
+  const runtime::CollectivePlan& plan = *write.walk.op().phase<runtime::Planning>().plan;
   const std::int64_t carried = std::accumulate(
       plan.client_items.begin(), plan.client_items.end(), std::int64_t{0},
       [](std::int64_t sum, const runtime::ClientItemPlan& item) { return sum + item.bytes; });
   CHECK(carried == kProcessBytes);
   CHECK_FALSE(plan.complete);  // not before the plan check
-  walk.through(runtime::plan_check_stage);
-  CHECK(walk.op().phase<runtime::Planning>().made_everywhere);
-  CHECK(walk.op().phase<runtime::Planning>().plan->complete);
-  CHECK(runtime::data_route(walk.op()) == runtime::DataRoute::two_phase);
-  CHECK(walk.to_end() == nullptr);
-  CHECK(harness.file_bytes() == flowio::testing::interleaved_file(world_size()));
+  write.walk.through(runtime::plan_check_stage);
+  CHECK(write.walk.op().phase<runtime::Planning>().made_everywhere);
+  CHECK(write.walk.op().phase<runtime::Planning>().plan->complete);
+  CHECK(runtime::data_route(write.walk.op()) == runtime::DataRoute::two_phase);
+  CHECK(write.walk.to_end() == nullptr);
+  CHECK(harness.file_bytes() == interleaved_file(world_size()));
 }
+
+}  // namespace flowio::testing

@@ -10,29 +10,17 @@
 #include "tests/stages/stage_test_cases.h"
 #include "tests/support/world.h"
 
-namespace runtime = flowio::runtime;
-using flowio::testing::interleaved_file;
-using flowio::testing::kBlockBytes;
-using flowio::testing::kBlocks;
-using flowio::testing::kDirect;
-using flowio::testing::kProcessBytes;
-using flowio::testing::kTwoPhase;
-using flowio::testing::pattern;
-using flowio::testing::StageHarness;
-using flowio::testing::StageWalk;
-using flowio::testing::world_rank;
-using flowio::testing::world_size;
+namespace flowio::testing {
 
 namespace {
 
 // This process's pattern written collectively through the stages, with
 // `hints` added to two-phase I/O's.
 void write_everywhere(StageHarness& harness, const flowio::Hints& hints = {}) {
-  std::vector<std::byte> data = pattern(world_rank(), kProcessBytes);
-  flowio::Hints all = flowio::testing::kTwoPhase;
+  flowio::Hints all = kTwoPhase;
   all.insert(hints.begin(), hints.end());
-  StageWalk walk(harness, harness.request(true, kBlockBytes, kBlocks, data.data(), all));
-  REQUIRE(walk.to_end() == nullptr);
+  PatternWrite write(harness, all);
+  REQUIRE(write.walk.to_end() == nullptr);
 }
 
 }  // namespace
@@ -40,16 +28,16 @@ void write_everywhere(StageHarness& harness, const flowio::Hints& hints = {}) {
 // Contiguous memory: a client item's message is its bytes in place.
 TEST_CASE("Stages.Pack.ContiguousMemoryGoesInPlace") {
   StageHarness harness("pack");
-  std::vector<std::byte> data = pattern(world_rank(), kProcessBytes);
-  StageWalk walk(harness, harness.request(true, kBlockBytes, kBlocks, data.data(), kTwoPhase));
-  walk.through(runtime::pack_stage);
-  const runtime::Moving& moving = walk.op().phase<runtime::Moving>();
-  REQUIRE(walk.items().client == moving.plan->client_items.size());
-  for (std::size_t item = 0; item < walk.items().client; ++item) {
+  PatternWrite write(harness, kTwoPhase);
+  write.walk.through(runtime::pack_stage);
+  const runtime::Moving& moving = write.walk.op().phase<runtime::Moving>();
+  REQUIRE(write.walk.items().client == moving.plan->client_items.size());
+  for (std::size_t item = 0; item < write.walk.items().client; ++item) {
     const runtime::ClientItemPlan& plan = moving.plan->client_items[item];
-    CHECK(moving.client_runs[item].data == reinterpret_cast<const char*>(data.data()) + plan.from);
+    CHECK(moving.client_runs[item].data ==
+          reinterpret_cast<const char*>(write.data.data()) + plan.from);
   }
-  CHECK(walk.to_end() == nullptr);
+  CHECK(write.walk.to_end() == nullptr);
   CHECK(harness.file_bytes() == interleaved_file(world_size()));
 }
 
@@ -81,12 +69,11 @@ TEST_CASE("Stages.Pack.StridedMemoryIsPackedIntoStaging") {
 // bytes after the exchange, and the file after the window write.
 TEST_CASE("Stages.ExchangeAndIo.WindowsHoldTheClientsBytes") {
   StageHarness harness("exchange");
-  std::vector<std::byte> data = pattern(world_rank(), kProcessBytes);
-  StageWalk walk(harness, harness.request(true, kBlockBytes, kBlocks, data.data(), kTwoPhase));
-  walk.through(runtime::client_exchange_stage);
-  const runtime::Moving& moving = walk.op().phase<runtime::Moving>();
+  PatternWrite write(harness, kTwoPhase);
+  write.walk.through(runtime::client_exchange_stage);
+  const runtime::Moving& moving = write.walk.op().phase<runtime::Moving>();
   const std::vector<std::byte> file = interleaved_file(world_size());
-  for (std::size_t item = 0; item < walk.items().window; ++item) {
+  for (std::size_t item = 0; item < write.walk.items().window; ++item) {
     const runtime::WindowPlan& window = moving.plan->windows[item];
     CHECK_FALSE(moving.window_runs[item].client_failed);
     // Nothing of this window in the file yet: its write has not run (other
@@ -95,8 +82,8 @@ TEST_CASE("Stages.ExchangeAndIo.WindowsHoldTheClientsBytes") {
         harness.read_here(window.window.begin, window.window.end - window.window.begin);
     CHECK(std::all_of(before.begin(), before.end(), [](std::byte b) { return b == std::byte{0}; }));
   }
-  walk.through(runtime::window_write_stage);
-  CHECK(walk.to_end() == nullptr);
+  write.walk.through(runtime::window_write_stage);
+  CHECK(write.walk.to_end() == nullptr);
   CHECK(harness.file_bytes() == file);
 }
 
@@ -138,40 +125,41 @@ TEST_CASE("Stages.Compress.FramedMessagesCarryTheSameBytes") {
 
 TEST_CASE("Stages.Rounds.AlltoallwCarriesEveryPart") {
   StageHarness harness("rounds");
-  std::vector<std::byte> data = pattern(world_rank(), kProcessBytes);
   flowio::Hints hints = kTwoPhase;
   hints["flowio_exchange"] = "alltoallw";
-  StageWalk walk(harness, harness.request(true, kBlockBytes, kBlocks, data.data(), hints));
-  walk.through(runtime::round_finish_stage);
-  CHECK(walk.items().round > 0);
-  CHECK(walk.items().client == 0);
-  CHECK(walk.to_end() == nullptr);
+  PatternWrite write(harness, hints);
+  write.walk.through(runtime::round_finish_stage);
+  CHECK(write.walk.items().round > 0);
+  CHECK(write.walk.items().client == 0);
+  CHECK(write.walk.to_end() == nullptr);
   CHECK(harness.file_bytes() == interleaved_file(world_size()));
   // And back.
   std::vector<std::byte> got(static_cast<std::size_t>(kProcessBytes));
   StageWalk read(harness, harness.request(false, kBlockBytes, kBlocks, got.data(), hints));
   CHECK(read.to_end() == nullptr);
-  CHECK(got == data);
+  CHECK(got == write.data);
 }
 
 // Direct: this process's own part, by the direct stages (not at the
 // call: the operation does not run inline).
 TEST_CASE("Stages.Direct.OwnPartByItsStages") {
   StageHarness harness("direct");
-  std::vector<std::byte> data = pattern(world_rank(), kProcessBytes);
-  StageWalk walk(harness, harness.request(true, kBlockBytes, kBlocks, data.data(), kDirect), false);
-  walk.through(runtime::direct_lock_stage);
-  CHECK_FALSE(walk.op().phase<runtime::Moving>().accessed_directly);
-  walk.through(runtime::direct_io_stage);
-  CHECK(walk.op().phase<runtime::Moving>().accessed_directly);
+  PatternWrite write(harness, kDirect, false);
+  write.walk.through(runtime::direct_lock_stage);
+  CHECK_FALSE(write.walk.op().phase<runtime::Moving>().accessed_directly);
+  write.walk.through(runtime::direct_io_stage);
+  CHECK(write.walk.op().phase<runtime::Moving>().accessed_directly);
   const std::vector<std::byte> first = harness.read_here(world_rank() * kBlockBytes, kBlockBytes);
-  CHECK(std::equal(first.begin(), first.end(), data.begin(), data.begin() + kBlockBytes));
-  CHECK(walk.to_end() == nullptr);
+  CHECK(
+      std::equal(first.begin(), first.end(), write.data.begin(), write.data.begin() + kBlockBytes));
+  CHECK(write.walk.to_end() == nullptr);
   CHECK(harness.file_bytes() == interleaved_file(world_size()));
   std::vector<std::byte> got(static_cast<std::size_t>(kProcessBytes));
   StageWalk read(harness, harness.request(false, kBlockBytes, kBlocks, got.data(), kDirect), false);
   read.through(runtime::direct_io_stage);
   CHECK(read.op().phase<runtime::Moving>().read_directly == kProcessBytes);
   CHECK(read.to_end() == nullptr);
-  CHECK(got == data);
+  CHECK(got == write.data);
 }
+
+}  // namespace flowio::testing

@@ -6,43 +6,23 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
 #include <iterator>
 #include <utility>
 
 #include "runtime/core/file_view.h"
 #include "runtime/core/flat_type_cache.h"
 #include "runtime/plan/collective_settings.h"
+#include "tests/api/test_paths.h"
+#include "tests/support/world.h"
 
 namespace flowio::testing {
 namespace {
-
-std::string scratch_file(const std::string& name) {
-  const char* directory = std::getenv("TEST_TMPDIR");
-  if (directory == nullptr) directory = std::getenv("TMPDIR");
-  if (directory == nullptr) directory = "/tmp";
-  int ranks = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  return std::string(directory) + "/" + name + "." + std::to_string(ranks) + "ranks";
-}
-
-int world_rank() {
-  int rank = 0;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  return rank;
-}
-
-int world_ranks() {
-  int ranks = 0;
-  MPI_Comm_size(MPI_COMM_WORLD, &ranks);
-  return ranks;
-}
 
 // The request of StageHarness::request without its memory.
 runtime::CollectiveRequest interleaved_request(bool writing, std::int64_t length, int blocks,
                                                const Hints& hints) {
   const int rank = world_rank();
-  const int ranks = world_ranks();
+  const int ranks = world_size();
   MPI_Datatype block = MPI_DATATYPE_NULL;
   MPI_Datatype filetype = MPI_DATATYPE_NULL;
   MPI_Type_contiguous(static_cast<int>(length), MPI_BYTE, &block);
@@ -101,7 +81,7 @@ const char* stage_name(runtime::StageBody stage) {
   return "?";
 }
 
-StageHarness::StageHarness(const std::string& name) : path_(scratch_file(name)) {
+StageHarness::StageHarness(const std::string& name) : path_(scratch_path(MPI_COMM_WORLD, name)) {
   if (world_rank() == 0) {
     ::unlink(path_.c_str());
     io::FileDescriptor::open(path_, O_RDWR | O_CREAT).close();

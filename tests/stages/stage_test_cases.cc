@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "tests/stages/stage_harness.h"
+#include "tests/support/world.h"
 
 namespace flowio::testing {
 
@@ -17,5 +17,9 @@ std::vector<std::byte> interleaved_file(int ranks) {
   }
   return file;
 }
+
+PatternWrite::PatternWrite(StageHarness& harness, const Hints& hints, bool runs_inline)
+    : data(pattern(world_rank(), kProcessBytes)),
+      walk(harness, harness.request(true, kBlockBytes, kBlocks, data.data(), hints), runs_inline) {}
 
 }  // namespace flowio::testing
