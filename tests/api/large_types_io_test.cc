@@ -6,7 +6,6 @@
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <mpi.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 
 #include "flowio/flowio.h"
 #include "tests/api/test_paths.h"
+#include "tests/support/address_space.h"
 #include "tests/support/world.h"
 
 namespace {
@@ -26,26 +26,8 @@ constexpr std::int64_t kRowBytes = std::int64_t{64} << 20;  // 48 * 64 MiB = 3 G
 constexpr std::int64_t kBlockBytes = 16 << 10;
 constexpr std::int64_t kExtent = kRows * kRowBytes;
 
+using flowio::testing::AddressSpace;
 using flowio::testing::world_rank;
-
-// A 3 GiB stretch of address space; pages cost memory only once touched.
-class Mapping {
- public:
-  explicit Mapping(std::int64_t bytes) : bytes_(static_cast<std::size_t>(bytes)) {
-    void* address = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE,
-                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    REQUIRE(address != MAP_FAILED);
-    base_ = static_cast<unsigned char*>(address);
-  }
-  ~Mapping() { ::munmap(base_, bytes_); }
-  Mapping(const Mapping&) = delete;
-  Mapping& operator=(const Mapping&) = delete;
-  unsigned char* data() const { return base_; }
-
- private:
-  std::size_t bytes_;
-  unsigned char* base_ = nullptr;
-};
 
 // Rank r's block of each row starts 1 MiB + r * 16 KiB into the row.
 std::int64_t column_of(int rank) { return (std::int64_t{1} << 20) + rank * kBlockBytes; }
@@ -73,7 +55,7 @@ TEST_CASE("Api.LargeTypes.ThreeGiBSubarrayOnASparseFile") {
   MPI_Count extent = 0, lb = 0;
   MPI_Type_get_extent_x(rows, &lb, &extent);
   REQUIRE(extent == kExtent);
-  const Mapping source(kExtent), independent(kExtent), collective(kExtent);
+  const AddressSpace source(kExtent), independent(kExtent), collective(kExtent);
   for (std::int64_t row = 0; row < kRows; ++row) {
     unsigned char* block = source.data() + row * kRowBytes + column_of(rank);
     for (std::int64_t i = 0; i < kBlockBytes; ++i) block[i] = byte_at(rank, row, i);

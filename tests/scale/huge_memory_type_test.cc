@@ -6,7 +6,6 @@
 // data, packed), and every read must put back exactly what was written.
 #include <doctest/doctest.h>
 #include <mpi.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cstdint>
@@ -15,36 +14,19 @@
 
 #include "flowio/flowio.h"
 #include "tests/api/test_paths.h"
+#include "tests/support/address_space.h"
 #include "tests/support/sparse_file.h"
 #include "tests/support/world.h"
 
 namespace {
 
+using flowio::testing::AddressSpace;
 using flowio::testing::world_rank;
 using flowio::testing::world_size;
 
 constexpr std::int64_t kGiB = std::int64_t{1} << 30;
 constexpr std::int64_t kBlock = 64 << 10;
 constexpr std::int64_t kTile = 4096;  // each rank's tile of the view
-
-// Address space of `bytes`: pages cost memory only once touched.
-class Mapping {
- public:
-  explicit Mapping(std::int64_t bytes) : bytes_(static_cast<std::size_t>(bytes)) {
-    void* address = ::mmap(nullptr, bytes_, PROT_READ | PROT_WRITE,
-                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    REQUIRE(address != MAP_FAILED);
-    base_ = static_cast<char*>(address);
-  }
-  ~Mapping() { ::munmap(base_, bytes_); }
-  Mapping(const Mapping&) = delete;
-  Mapping& operator=(const Mapping&) = delete;
-  char* data() const { return base_; }
-
- private:
-  std::size_t bytes_;
-  char* base_ = nullptr;
-};
 
 struct MemoryCase {
   const char* name;
@@ -84,7 +66,7 @@ std::vector<char> packed(const void* origin, MPI_Count count, MPI_Datatype type)
 }
 
 // Fills the pieces of the call's memory with bytes of this rank and case.
-void fill(char* origin, const MemoryCase& c, int which) {
+void fill(void* origin, const MemoryCase& c, int which) {
   std::vector<char> data = packed(origin, c.count, c.type);
   for (std::size_t i = 0; i < data.size(); ++i) {
     data[i] = static_cast<char>(1 + (world_rank() * 37 + which * 11 + i * 7 + i / 4093) % 251);
@@ -116,7 +98,7 @@ MPI_Offset view_offset(int which, bool collective, std::int64_t call_bytes) {
 
 TEST_CASE("Scale.HugeMemoryType.ExtentsPast2To31And2To32") {
   const std::vector<MemoryCase> cases = memory_cases();
-  const Mapping source(6 * kGiB), target(6 * kGiB);
+  const AddressSpace source(6 * kGiB), target(6 * kGiB);
   MPI_Datatype filetype = tiles();
   const std::string flowio_path = flowio::testing::fresh_path("huge_memory_flowio");
   const std::string mpich_path = flowio::testing::fresh_path("huge_memory_mpich");
