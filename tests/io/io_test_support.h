@@ -339,4 +339,16 @@ void for_each_backend(Body&& body) {
   body(static_cast<StorageBackend&>(uring));
 }
 
+// For each backend (for_each_backend): the requests `make_set()` returns,
+// written to a fresh scratch file `name`-<backend> and read back
+// (write_then_read_back).
+template <class MakeSet>
+void round_trip_on_each_backend(const std::string& name, MakeSet&& make_set) {
+  for_each_backend([&](StorageBackend& backend) {
+    ScratchFile file(name + "-" + backend.name());
+    RequestSet set = make_set();
+    write_then_read_back(backend, file, set);
+  });
+}
+
 }  // namespace flowio::io::testing

@@ -1,6 +1,5 @@
 #include <doctest/doctest.h>
 
-#include <string>
 #include <vector>
 
 #include "io_test_support.h"
@@ -14,18 +13,16 @@ constexpr std::size_t mebibyte = std::size_t{1} << 20;
 
 // One 64 MiB request from one buffer.
 TEST_CASE("Io.LargeRequest.SingleIovec") {
-  for_each_backend([](StorageBackend& backend) {
-    ScratchFile file(std::string("large-single-") + backend.name());
+  round_trip_on_each_backend("large-single", [] {
     RequestSet set;
     set.add(4096, {64 * mebibyte});
-    write_then_read_back(backend, file, set);
+    return set;
   });
 }
 
 // 64 MiB from pieces of odd sizes, next to small requests.
 TEST_CASE("Io.LargeRequest.ManyIovecsNextToSmallRequests") {
-  for_each_backend([](StorageBackend& backend) {
-    ScratchFile file(std::string("large-pieces-") + backend.name());
+  round_trip_on_each_backend("large-pieces", [] {
     RequestSet set;
     set.add(0, {100});
     std::vector<std::size_t> pieces(16, 4 * mebibyte);
@@ -33,7 +30,7 @@ TEST_CASE("Io.LargeRequest.ManyIovecsNextToSmallRequests") {
     pieces.back() += 3;
     set.add(100, pieces);
     set.add(100 + 64 * static_cast<std::int64_t>(mebibyte), {7, 9});
-    write_then_read_back(backend, file, set);
+    return set;
   });
 }
 

@@ -1,7 +1,6 @@
 #include <doctest/doctest.h>
 
 #include <random>
-#include <string>
 #include <vector>
 
 #include "io/iovec_cursor.h"
@@ -12,8 +11,7 @@ namespace flowio::io::testing {
 // Requests of more iovecs than one system call accepts (IOV_MAX), some of
 // them empty, are moved completely and in order.
 TEST_CASE("Io.ManyIovecs.MoreThanIovMax") {
-  for_each_backend([](StorageBackend& backend) {
-    ScratchFile file(std::string("many-iovecs-") + backend.name());
+  round_trip_on_each_backend("many-iovecs", [] {
     std::mt19937 random(7);
     RequestSet set;
     std::int64_t offset = 0;
@@ -25,14 +23,13 @@ TEST_CASE("Io.ManyIovecs.MoreThanIovMax") {
       set.add(offset, std::move(pieces));
       offset += static_cast<std::int64_t>(bytes) + 1000;
     }
-    write_then_read_back(backend, file, set);
+    return set;
   });
 }
 
 // Many requests of a hundred small iovecs each.
 TEST_CASE("Io.ManyIovecs.ManyRequestsOfManyIovecs") {
-  for_each_backend([](StorageBackend& backend) {
-    ScratchFile file(std::string("many-requests-many-iovecs-") + backend.name());
+  round_trip_on_each_backend("many-requests-many-iovecs", [] {
     std::mt19937 random(8);
     RequestSet set;
     std::int64_t offset = 0;
@@ -44,7 +41,7 @@ TEST_CASE("Io.ManyIovecs.ManyRequestsOfManyIovecs") {
       set.add(offset, std::move(pieces));
       offset += static_cast<std::int64_t>(bytes) + static_cast<std::int64_t>(random() % 64);
     }
-    write_then_read_back(backend, file, set);
+    return set;
   });
 }
 

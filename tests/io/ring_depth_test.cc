@@ -1,7 +1,6 @@
 #include <doctest/doctest.h>
 
 #include <random>
-#include <string>
 #include <vector>
 
 #include "io_test_support.h"
@@ -11,8 +10,7 @@ namespace flowio::io::testing {
 // More requests than the io_uring ring holds: the backend keeps the ring
 // full and starts new requests as others complete.
 TEST_CASE("Io.RingDepth.MoreRequestsThanDepth") {
-  for_each_backend([](StorageBackend& backend) {
-    ScratchFile file(std::string("ring-depth-") + backend.name());
+  round_trip_on_each_backend("ring-depth", [] {
     std::mt19937 random(99);
     RequestSet set;
     std::int64_t offset = 0;
@@ -25,7 +23,7 @@ TEST_CASE("Io.RingDepth.MoreRequestsThanDepth") {
       for (std::size_t length : pieces) offset += static_cast<std::int64_t>(length);
       offset += static_cast<std::int64_t>(random() % 100);
     }
-    write_then_read_back(backend, file, set);
+    return set;
   });
 }
 
