@@ -34,6 +34,18 @@ static void counting_handler(MPI_File* fh, int* code, ...) {
   handler_last_file = *fh;
 }
 
+/* What the counting handler had seen at one point of a test. */
+struct handler_seen {
+  int calls;
+  int last_class;
+  int last_file_was_asked; /* its last call was for the file asked about */
+};
+
+static struct handler_seen seen_by_handler(MPI_File asked) {
+  struct handler_seen seen = {handler_calls, handler_last_class, handler_last_file == asked};
+  return seen;
+}
+
 /* The class of `code` after checking that `code` is an error whose message
  * is not empty. */
 static int error_class(int code) {
@@ -60,23 +72,24 @@ static void open_errors(const char* existing) {
   expect_error("open missing file without MPI_MODE_CREATE",
                MPI_File_open(MPI_COMM_WORLD, missing, MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
   CHECK(fh == MPI_FILE_NULL);
-  expect_error("open existing file with CREATE|EXCL",
-               MPI_File_open(MPI_COMM_WORLD, existing,
-                             MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
-  expect_error("open with RDONLY|WRONLY",
-               MPI_File_open(MPI_COMM_WORLD, existing, MPI_MODE_RDONLY | MPI_MODE_WRONLY,
-                             MPI_INFO_NULL, &fh));
-  expect_error(
-      "open with RDONLY|RDWR",
-      MPI_File_open(MPI_COMM_WORLD, existing, MPI_MODE_RDONLY | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
-  expect_error("open with RDONLY|CREATE",
-               MPI_File_open(MPI_COMM_WORLD, missing, MPI_MODE_RDONLY | MPI_MODE_CREATE,
-                             MPI_INFO_NULL, &fh));
-  expect_error(
-      "open with RDONLY|EXCL",
-      MPI_File_open(MPI_COMM_WORLD, existing, MPI_MODE_RDONLY | MPI_MODE_EXCL, MPI_INFO_NULL, &fh));
-  expect_error("open with no access mode (amode 0)",
-               MPI_File_open(MPI_COMM_WORLD, existing, 0, MPI_INFO_NULL, &fh));
+  /* Opens that must fail: each error class is reported under its label. */
+  const struct {
+    const char* label;
+    const char* path;
+    int amode;
+  } bad_modes[] = {
+      {"open existing file with CREATE|EXCL", existing,
+       MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_RDWR},
+      {"open with RDONLY|WRONLY", existing, MPI_MODE_RDONLY | MPI_MODE_WRONLY},
+      {"open with RDONLY|RDWR", existing, MPI_MODE_RDONLY | MPI_MODE_RDWR},
+      {"open with RDONLY|CREATE", missing, MPI_MODE_RDONLY | MPI_MODE_CREATE},
+      {"open with RDONLY|EXCL", existing, MPI_MODE_RDONLY | MPI_MODE_EXCL},
+      {"open with no access mode (amode 0)", existing, 0},
+  };
+  for (size_t i = 0; i < sizeof bad_modes / sizeof bad_modes[0]; ++i) {
+    expect_error(bad_modes[i].label, MPI_File_open(MPI_COMM_WORLD, bad_modes[i].path,
+                                                   bad_modes[i].amode, MPI_INFO_NULL, &fh));
+  }
   CHECK(fh == MPI_FILE_NULL);
   /* Rank 0 alone: delete is not collective. */
   int code = MPI_SUCCESS;
@@ -254,29 +267,27 @@ static void error_handlers(const char* existing, const char* later_path) {
   int buffer[1] = {0};
   int code = MPI_File_read_at(fh, -1, buffer, 1, MPI_INT, MPI_STATUS_IGNORE);
   int returned_class = error_class(code);
-  int calls_after_error = handler_calls;
-  int class_seen = handler_last_class;
-  int file_seen = handler_last_file == fh;
+  const struct handler_seen after_error = seen_by_handler(fh);
   /* MPI_File_call_errhandler calls it with the given code. */
   MPI_CHECK(MPI_File_call_errhandler(fh, MPI_ERR_IO));
-  int calls_after_call = handler_calls;
-  int class_called = handler_last_class;
+  const struct handler_seen after_call = seen_by_handler(fh);
   /* A successful call does not. */
   MPI_CHECK(MPI_File_read_at(fh, 0, buffer, 1, MPI_INT, MPI_STATUS_IGNORE));
-  CHECK_EQ(handler_calls, calls_after_call);
+  CHECK_EQ(handler_calls, after_call.calls);
   /* Back to MPI_ERRORS_RETURN: errors no longer reach the handler. */
   MPI_CHECK(MPI_File_set_errhandler(fh, MPI_ERRORS_RETURN));
   handler = current_handler(fh);
   CHECK(handler == MPI_ERRORS_RETURN);
   code = MPI_File_read_at(fh, -1, buffer, 1, MPI_INT, MPI_STATUS_IGNORE);
   CHECK(code != MPI_SUCCESS);
-  CHECK_EQ(handler_calls, calls_after_call);
+  CHECK_EQ(handler_calls, after_call.calls);
   MPI_CHECK(MPI_File_close(&fh));
   t_report(
       "handler on a file: read_at offset -1 returns %s, handler calls %d, class seen %s, "
       "file seen %s; call_errhandler(MPI_ERR_IO): calls %d, class %s",
-      t_class_name(returned_class), calls_after_error, t_class_name(class_seen),
-      file_seen ? "the file" : "another handle", calls_after_call, t_class_name(class_called));
+      t_class_name(returned_class), after_error.calls, t_class_name(after_error.last_class),
+      after_error.last_file_was_asked ? "the file" : "another handle", after_call.calls,
+      t_class_name(after_call.last_class));
 
   /* A handler on MPI_FILE_NULL: called for failed opens, and files opened
    * later start with it. */
@@ -288,20 +299,16 @@ static void error_handlers(const char* existing, const char* later_path) {
   path_of("errors_missing.dat", missing, sizeof missing);
   code = MPI_File_open(MPI_COMM_WORLD, missing, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh);
   int open_class = error_class(code);
-  int open_calls = handler_calls;
-  int open_class_seen = handler_last_class;
-  int open_file_seen_null = handler_last_file == MPI_FILE_NULL;
+  const struct handler_seen after_open = seen_by_handler(MPI_FILE_NULL);
   MPI_CHECK(MPI_File_call_errhandler(MPI_FILE_NULL, MPI_ERR_OTHER));
-  int null_calls = handler_calls;
-  int null_class = handler_last_class;
+  const struct handler_seen after_null_call = seen_by_handler(MPI_FILE_NULL);
   MPI_CHECK(MPI_File_open(MPI_COMM_WORLD, later_path, MPI_MODE_CREATE | MPI_MODE_RDWR,
                           MPI_INFO_NULL, &fh));
   handler = current_handler(fh);
   int inherited = handler == counting;
   code = MPI_File_write_at(fh, 0, buffer, -1, MPI_INT, MPI_STATUS_IGNORE);
   int later_class = error_class(code);
-  int later_calls = handler_calls;
-  int later_file_seen = handler_last_file == fh;
+  const struct handler_seen after_later = seen_by_handler(fh);
   int value = 600 + t_rank;
   MPI_CHECK(MPI_File_write_at(fh, 4 * t_rank, &value, 1, MPI_INT, MPI_STATUS_IGNORE));
   MPI_CHECK(MPI_File_close(&fh));
@@ -314,10 +321,10 @@ static void error_handlers(const char* existing, const char* later_path) {
       "file seen %s; call_errhandler(MPI_FILE_NULL, MPI_ERR_OTHER): calls %d, class %s; "
       "file opened later inherits it: %s, write_at count -1 returns %s, calls %d, file "
       "seen %s",
-      t_class_name(open_class), open_calls, t_class_name(open_class_seen),
-      open_file_seen_null ? "MPI_FILE_NULL" : "another handle", null_calls,
-      t_class_name(null_class), inherited ? "yes" : "no", t_class_name(later_class), later_calls,
-      later_file_seen ? "the file" : "another handle");
+      t_class_name(open_class), after_open.calls, t_class_name(after_open.last_class),
+      after_open.last_file_was_asked ? "MPI_FILE_NULL" : "another handle", after_null_call.calls,
+      t_class_name(after_null_call.last_class), inherited ? "yes" : "no", t_class_name(later_class),
+      after_later.calls, after_later.last_file_was_asked ? "the file" : "another handle");
 }
 
 int main(int argc, char** argv) {
