@@ -7,15 +7,14 @@
 #include "flowio/error.h"
 #include "tests/stages/stage_harness.h"
 #include "tests/stages/stage_test_cases.h"
+#include "tests/support/with_hint.h"
 #include "tests/support/world.h"
 
 namespace flowio::testing {
 
 TEST_CASE("Stages.Persist.ADurableWriteIsSyncedBeforeTheAgreement") {
   StageHarness harness("persist");
-  flowio::Hints hints = kTwoPhase;
-  hints["flowio_durable"] = "enable";
-  PatternWrite write(harness, hints);
+  PatternWrite write(harness, with_hint(kTwoPhase, "flowio_durable", "enable"));
   write.walk.through(runtime::persist_stage);
   CHECK(write.walk.op().failure() == nullptr);
   CHECK(write.walk.to_end() == nullptr);

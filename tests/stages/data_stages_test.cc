@@ -8,6 +8,7 @@
 
 #include "tests/stages/stage_harness.h"
 #include "tests/stages/stage_test_cases.h"
+#include "tests/support/with_hint.h"
 #include "tests/support/world.h"
 
 namespace flowio::testing {
@@ -125,8 +126,7 @@ TEST_CASE("Stages.Compress.FramedMessagesCarryTheSameBytes") {
 
 TEST_CASE("Stages.Rounds.AlltoallwCarriesEveryPart") {
   StageHarness harness("rounds");
-  flowio::Hints hints = kTwoPhase;
-  hints["flowio_exchange"] = "alltoallw";
+  const flowio::Hints hints = with_hint(kTwoPhase, "flowio_exchange", "alltoallw");
   PatternWrite write(harness, hints);
   write.walk.through(runtime::round_finish_stage);
   CHECK(write.walk.items().round > 0);

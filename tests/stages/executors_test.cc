@@ -22,12 +22,7 @@
 #include "tests/stages/stage_test_cases.h"
 #include "tests/support/world.h"
 
-namespace runtime = flowio::runtime;
-using flowio::OperationStatistics;
-using flowio::testing::pattern;
-using flowio::testing::StageHarness;
-using flowio::testing::world_rank;
-using flowio::testing::world_size;
+namespace flowio::testing {
 
 namespace {
 
@@ -174,3 +169,5 @@ TEST_CASE("Executors.SameCallSameOutcome.Compressed") {
                      {"flowio_compress_min_bytes", "0"}},
                     false);
 }
+
+}  // namespace flowio::testing
