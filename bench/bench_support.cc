@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -59,8 +60,32 @@ CLI::Validator integer_list() {
         }
         return items.empty() ? std::string("an empty list") : std::string();
       },
-      "INTEGER,...");
+      "");
 }
+
+// `text` broken at spaces into lines of at most `width` characters (a
+// longer word keeps a line of its own), a number kept with the word after
+// it ("1 MiB"). CLI11 indents a description's lines under its first but
+// does not wrap them.
+std::string wrapped(const std::string& text, std::size_t width) {
+  std::string lines, line;
+  std::istringstream words(text);
+  for (std::string word; words >> word;) {
+    const bool number = std::all_of(word.begin(), word.end(), [](char c) {
+      return std::isdigit(static_cast<unsigned char>(c)) != 0;
+    });
+    if (std::string unit; number && words >> unit) word += " " + unit;
+    if (!line.empty() && line.size() + 1 + word.size() > width) {
+      lines += line + "\n";
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  return lines + line;
+}
+
+// Columns of a terminal --help is laid out for.
+constexpr std::size_t kHelpColumns = 80;
 
 std::int64_t file_size(const std::string& path) {
   struct stat info {};
@@ -96,43 +121,76 @@ Options::Options(int argc, char** argv)
 
 Options::~Options() = default;
 
-std::string Options::value_of(const std::string& key, const std::string& fallback, Form form,
+std::string Options::value_of(const std::string& key, const std::string& fallback,
+                              const std::string& description, Form form,
                               const std::vector<std::string>& allowed) {
   const std::string name = "--" + key;
   CLI::App& app = parser_->app;
-  if (app.get_option_no_throw(name) == nullptr) {
-    CLI::Option* option = app.add_option(name, parser_->values[key])->default_str(fallback);
-    if (form == Form::integer) option->check(CLI::TypeValidator<std::int64_t>("INTEGER"));
-    if (form == Form::integers) option->check(integer_list());
-    if (form == Form::choice) option->check(CLI::IsMember(allowed));
+  if (const CLI::Option* declared = app.get_option_no_throw(name)) {
+    if (declared->get_default_str() != fallback) {
+      throw std::logic_error(name + " asked for with the default " + fallback + ", declared with " +
+                             declared->get_default_str());
+    }
+  } else {
+    const std::size_t width = kHelpColumns - app.get_formatter()->get_column_width();
+    CLI::Option* option = app.add_option(name, parser_->values[key], wrapped(description, width))
+                              ->default_str(fallback);
+    // The type name says what the value must be; the validators' own
+    // names are cleared, since CLI11 would append them (TEXT:INTEGER).
+    switch (form) {
+      case Form::text:
+        option->type_name("TEXT");
+        break;
+      case Form::list:
+        option->type_name("TEXT,...");
+        break;
+      case Form::integer:
+        option->type_name("INTEGER")->check(CLI::TypeValidator<std::int64_t>().description(""));
+        break;
+      case Form::integers:
+        option->type_name("INTEGER,...")->check(integer_list());
+        break;
+      case Form::choice: {
+        std::string names;
+        for (const std::string& value : allowed) names += (names.empty() ? "" : "|") + value;
+        option->type_name(names)->check(CLI::IsMember(allowed).description(""));
+        break;
+      }
+    }
   }
   parser_->read_arguments();
   return app.count(name) > 0 ? parser_->values[key] : fallback;
 }
 
-std::string Options::text(const std::string& key, const std::string& fallback) {
-  return value_of(key, fallback, Form::any);
+std::string Options::text(const std::string& key, const std::string& fallback,
+                          const std::string& description) {
+  return value_of(key, fallback, description, Form::text);
 }
 
-std::int64_t Options::integer(const std::string& key, std::int64_t fallback) {
-  return std::stoll(value_of(key, std::to_string(fallback), Form::integer));
+std::int64_t Options::integer(const std::string& key, std::int64_t fallback,
+                              const std::string& description) {
+  return std::stoll(value_of(key, std::to_string(fallback), description, Form::integer));
 }
 
-std::vector<std::string> Options::list(const std::string& key, const std::string& fallback) {
-  return comma_separated(value_of(key, fallback, Form::any));
+std::vector<std::string> Options::list(const std::string& key, const std::string& fallback,
+                                       const std::string& description) {
+  return comma_separated(value_of(key, fallback, description, Form::list));
 }
 
-std::vector<std::int64_t> Options::integers(const std::string& key, const std::string& fallback) {
+std::vector<std::int64_t> Options::integers(const std::string& key, const std::string& fallback,
+                                            const std::string& description) {
   std::vector<std::int64_t> values;
-  for (const std::string& item : comma_separated(value_of(key, fallback, Form::integers))) {
+  for (const std::string& item :
+       comma_separated(value_of(key, fallback, description, Form::integers))) {
     values.push_back(std::stoll(item));
   }
   return values;
 }
 
 std::string Options::choice(const std::string& key, const std::string& fallback,
-                            const std::vector<std::string>& allowed) {
-  return value_of(key, fallback, Form::choice, allowed);
+                            const std::vector<std::string>& allowed,
+                            const std::string& description) {
+  return value_of(key, fallback, description, Form::choice, allowed);
 }
 
 void Options::finish() {
@@ -144,16 +202,27 @@ void Options::finish() {
 }
 
 Common::Common(Options& options)
-    : reps(static_cast<int>(options.integer("reps", 5))),
-      dir(options.text("dir", std::getenv("TMPDIR") != nullptr ? std::getenv("TMPDIR") : "/tmp")) {
+    : reps(static_cast<int>(options.integer(
+          "reps", 5, "timed repetitions of each measurement; the figures are their medians"))),
+      dir(options.text("dir", std::getenv("TMPDIR") != nullptr ? std::getenv("TMPDIR") : "/tmp",
+                       "directory of the scratch files (removed at the end; kept after a failed "
+                       "check)")) {
   if (reps < 1) throw std::invalid_argument("--reps must be at least 1");
 }
 
 AccessSettings access_settings(Options& options) {
   const Common common(options);
-  const std::string op = options.choice("op", "both", {"both", "write", "read"});
-  const bool sync = options.choice("sync", "0", {"0", "1"}) == "1";
-  const std::string datarep = options.choice("datarep", "native", {"native", "external32"});
+  const std::string op = options.choice(
+      "op", "both", {"both", "write", "read"},
+      "which operations are timed; the other one still runs once, untimed, to check the data");
+  const bool sync =
+      options.choice("sync", "0", {"0", "1"},
+                     "1: sync the file after every timed write, inside the timing; 0: no sync") ==
+      "1";
+  const std::string datarep = options.choice(
+      "datarep", "native", {"native", "external32"},
+      "data representation of both sides' views; other than native, flowio in native is timed "
+      "too (vs_native)");
   return AccessSettings{common.reps, common.dir, op != "read", op != "write", sync, datarep};
 }
 

@@ -30,26 +30,34 @@ namespace bench {
 
 // The benchmark's options, read with CLI11 (`--key=value` or `--key value`).
 // Each benchmark asks for its options where it uses them: every accessor
-// declares its key (with the fallback as the default, and a check of the
-// value's form) and answers from the arguments read with the keys declared
-// so far. finish(), once every key is declared, rejects any argument none
-// declared, so that a misspelt flag is an error rather than a silently
-// ignored setting, and answers --help with the list of options.
+// declares its key (with the fallback as the default, a check of the
+// value's form and a description for --help: what the option controls, in
+// which unit, what its special values mean) and answers from the arguments
+// read with the keys declared so far. finish(), once every key is declared,
+// rejects any argument none declared, so that a misspelt flag is an error
+// rather than a silently ignored setting, and answers --help with the list
+// of options. A key may be asked for again (the same value is answered)
+// only with the same fallback: otherwise --help would list a default that
+// is not the one applied, and the accessor throws std::logic_error.
 class Options {
  public:
   Options(int argc, char** argv);
   Options(const Options&) = delete;
   Options& operator=(const Options&) = delete;
   ~Options();
-  std::string text(const std::string& key, const std::string& fallback);
-  std::int64_t integer(const std::string& key, std::int64_t fallback);
+  std::string text(const std::string& key, const std::string& fallback,
+                   const std::string& description);
+  std::int64_t integer(const std::string& key, std::int64_t fallback,
+                       const std::string& description);
   // A comma-separated list; empty items are dropped, so "" gives none.
-  std::vector<std::string> list(const std::string& key, const std::string& fallback);
+  std::vector<std::string> list(const std::string& key, const std::string& fallback,
+                                const std::string& description);
   // A comma-separated list of integers, not empty.
-  std::vector<std::int64_t> integers(const std::string& key, const std::string& fallback);
+  std::vector<std::int64_t> integers(const std::string& key, const std::string& fallback,
+                                     const std::string& description);
   // One of `allowed`.
   std::string choice(const std::string& key, const std::string& fallback,
-                     const std::vector<std::string>& allowed);
+                     const std::vector<std::string>& allowed, const std::string& description);
   // Throws (a CLI::ParseError) for an argument no accessor declared, and
   // HelpRequested (after printing the options on rank 0) for --help.
   void finish();
@@ -61,13 +69,14 @@ class Options {
  private:
   struct Parser;  // CLI11's, in bench_support.cc (its header is heavy to compile)
 
-  // What a value must be, checked by a CLI11 validator.
-  enum class Form { any, integer, integers, choice };
+  // What a value must be, checked by a CLI11 validator and named in --help.
+  enum class Form { text, list, integer, integers, choice };
 
-  // Declares --key (at its first use) with the check of its `form` (a
-  // choice: one of `allowed`), reads the arguments, and returns the value
-  // given, or `fallback` when none was.
-  std::string value_of(const std::string& key, const std::string& fallback, Form form,
+  // Declares --key (at its first use) with `description` and the check of
+  // its `form` (a choice: one of `allowed`), reads the arguments, and
+  // returns the value given, or `fallback` when none was.
+  std::string value_of(const std::string& key, const std::string& fallback,
+                       const std::string& description, Form form,
                        const std::vector<std::string>& allowed = {});
 
   std::unique_ptr<Parser> parser_;

@@ -41,9 +41,14 @@ std::string joined(const int values[3]) {
 // The benchmark, given its options (bench::run_benchmark calls it).
 void benchmark(bench::Options& options, bench::Report& report) {
   const bench::AccessSettings settings = bench::access_settings(options);
-  const std::int64_t vars = options.integer("vars", 4);
-  const std::int64_t mib = options.integer("mib", 256);
-  const std::string grid_text = options.text("grid", "");
+  const std::int64_t vars =
+      options.integer("vars", 4, "variables in the checkpoint, each a global 3-D array of doubles");
+  const std::int64_t mib = options.integer(
+      "mib", 256,
+      "size of the checkpoint file in MiB, about (the blocks are cubes of whole cells)");
+  const std::string grid_text = options.text(
+      "grid", "",
+      "process grid XxYxZ (x slowest; X*Y*Z = the rank count); empty: MPI_Dims_create's");
   options.finish();
   if (vars < 1 || mib < 1) throw std::invalid_argument("--vars and --mib must be positive");
 

@@ -125,20 +125,40 @@ double paired_ratio(const std::vector<double>& mode, const std::vector<double>& 
 // The benchmark, given its options (bench::run_benchmark calls it).
 void benchmark(bench::Options& options, bench::Report& report) {
   const bench::Common common(options);
-  const std::string link = options.text("link", "shm");
+  const std::string link = options.text(
+      "link", "shm",
+      "name of the link the job runs over (e.g. 1gbit under tools/netbed.sh); a label only");
   // As the engine's rule knows it (runtime/stages/file_context.cc).
   const std::vector<bool> shares_memory = flowio::exchange::peers_sharing_memory(MPI_COMM_WORLD);
-  const std::string sweep = options.text("sweep", "zeros");
-  const std::vector<std::string> types = options.list("types", "float");
-  const std::vector<std::int64_t> loads = options.integers("loads", "500");
-  const std::vector<std::int64_t> zeros = options.integers("zeros", "0,25,50,75,100");
-  const std::vector<std::string> modes = options.list("modes", "off,on,auto");
-  const std::int64_t nodes = options.integer("nodes", 4096);
-  const std::int64_t window = options.integer("cb_buffer_size", 1048576);
-  const std::int64_t in_flight = options.integer("in_flight", 8);
-  const std::string min_bytes = std::to_string(options.integer("min_bytes", 65536));
-  const bool total = options.integer("total", 1) != 0;
-  const bool verbose = options.integer("verbose", 0) != 0;
+  const std::string sweep = options.text(
+      "sweep", "zeros", "name of the parameter swept, for bench/compress_plot.py; a label only");
+  const std::vector<std::string> types = options.list(
+      "types", "float",
+      "value types of the mesh, one point each: int (4-byte integers), float (8-byte floats)");
+  const std::vector<std::int64_t> loads =
+      options.integers("loads", "500", "words per mesh node, one point each");
+  const std::vector<std::int64_t> zeros = options.integers(
+      "zeros", "0,25,50,75,100", "percent of the values that are zero, one point each");
+  const std::vector<std::string> modes =
+      options.list("modes", "off,on,auto",
+                   "compression modes compared (the hint flowio_compress): off, on, auto");
+  const std::int64_t nodes = options.integer("nodes", 4096, "nodes of the mesh");
+  const std::int64_t window = options.integer(
+      "cb_buffer_size", 1048576,
+      "bytes of an aggregator's window (the hint cb_buffer_size), in the exchange and the writes");
+  const std::int64_t in_flight =
+      options.integer("in_flight", 8, "messages a rank may have in flight at once in the exchange");
+  const std::string min_bytes = std::to_string(options.integer(
+      "min_bytes", 65536,
+      "messages shorter than this, in bytes, go raw (the hint flowio_compress_min_bytes)"));
+  const bool total =
+      options.integer(
+          "total", 1,
+          "1: also time the whole collective write, flowio in each mode and MPICH; 0: the exchange "
+          "only") != 0;
+  const bool verbose =
+      options.integer("verbose", 0,
+                      "1: print each rank's rate estimates per mode on stderr (MB/s); 0: not") != 0;
   options.finish();
   for (const std::string& type : types) {
     if (type != "int" && type != "float") throw std::invalid_argument("--types: int or float");

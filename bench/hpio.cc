@@ -21,7 +21,9 @@ namespace {
 void benchmark(bench::Options& options, bench::Report& report) {
   const bench::AccessSettings settings = bench::access_settings(options);
   std::vector<std::string> cases = {"c-nc", "nc-nc"};
-  const std::string chosen = options.choice("case", "all", {"all", "c-nc", "nc-nc"});
+  const std::string chosen =
+      options.choice("case", "all", {"all", "c-nc", "nc-nc"},
+                     "access case (memory, then file; c contiguous, nc not); all: both");
   if (chosen != "all") cases = {chosen};
   bench::RegionPattern pattern = bench::region_options(options);
   options.finish();

@@ -37,10 +37,14 @@ struct Way {
 // The benchmark, given its options (bench::run_benchmark calls it).
 void benchmark(bench::Options& options, bench::Report& report) {
   const bench::Common common(options);
-  const std::int64_t ops = options.integer("ops", 8);
-  const std::int64_t size = options.integer("size", 1048576);
+  const std::int64_t ops =
+      options.integer("ops", 8, "collective writes in a batch, each to its own block of the file");
+  const std::int64_t size = options.integer(
+      "size", 1048576, "bytes each rank writes per operation (rounded down to 8-byte regions)");
   std::vector<std::string> cases = {"c-c", "nc-c"};
-  const std::string chosen = options.choice("case", "all", {"all", "c-c", "nc-c"});
+  const std::string chosen = options.choice(
+      "case", "all", {"all", "c-c", "nc-c"},
+      "memory layout: c-c contiguous, nc-c strided regions (bench/regions.h); all: both");
   if (chosen != "all") cases = {chosen};
   options.finish();
   int rank = 0;

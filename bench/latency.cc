@@ -331,15 +331,27 @@ void benchmark(bench::Options& options, bench::Report& report) {
   Settings settings;
   const bench::Common common(options);
   settings.dir = common.dir;
-  settings.bytes = static_cast<int>(options.integer("bytes", settings.bytes));
-  settings.calls = static_cast<int>(options.integer("calls", settings.calls));
-  settings.nc_calls = static_cast<int>(options.integer("nc_calls", settings.nc_calls));
+  settings.bytes = static_cast<int>(options.integer(
+      "bytes", settings.bytes, "bytes each rank moves in one contiguous write or read"));
+  settings.calls = static_cast<int>(
+      options.integer("calls", settings.calls,
+                      "timed calls per side and round of each contiguous op and of open_close"));
+  settings.nc_calls = static_cast<int>(options.integer(
+      "nc_calls", settings.nc_calls, "timed calls per side and round of nc_write and nc_read"));
   settings.rounds = common.reps;
-  settings.pattern = bench::region_options(options);
-  settings.pattern.regions = options.integer("regions", 65536);
-  const std::vector<std::string> ops = options.list("ops", "all");
+  bench::RegionPattern pattern_defaults;
+  pattern_defaults.regions = 65536;
+  settings.pattern = bench::region_options(options, pattern_defaults);
+  const std::vector<std::string> ops = options.list(
+      "ops", "all",
+      "calls measured: write_at, read_at, iwrite_at_wait, write_at_all, read_at_all, "
+      "open_close, nc_write, nc_read (the ncio c-nc pattern: --regions, --region_size, "
+      "--spacing); all: every one");
   settings.ops = ops == std::vector<std::string>{"all"} ? kAllOps : ops;
-  const std::vector<std::string> sides = options.list("sides", "flowio,layer,mpich");
+  const std::vector<std::string> sides = options.list(
+      "sides", "flowio,layer,mpich",
+      "sides compared: flowio (the C++ API), layer (flowio's MPI-IO layer), mpich (MPICH's "
+      "MPI-IO; without it no slowdown)");
   options.finish();
   if (settings.bytes < 1 || settings.calls < 1 || settings.nc_calls < 1) {
     throw std::invalid_argument("--bytes, --calls and --nc_calls must be positive");

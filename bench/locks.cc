@@ -408,23 +408,49 @@ void throughput(bench::Report& report, const std::string& dir, int reps, std::in
 void benchmark(bench::Options& options, bench::Report& report) {
   const bench::Common common(options);
   const std::string test =
-      options.choice("test", "all", {"all", "latency", "contended", "cpu", "throughput"});
-  const std::vector<std::string> algorithms = options.list("locks", "hybrid,one_sided,mcs,fcntl");
-  const int latency_iterations = static_cast<int>(options.integer("latency_iterations", 1000));
-  const int iterations = static_cast<int>(options.integer("iterations", 100));
-  const std::vector<std::string> work_ms = options.list("work_ms", "0,1,10,100");
-  const double hold_seconds = static_cast<double>(options.integer("hold_ms", 2000)) * 1e-3;
-  const std::int64_t mib = options.integer("mib", 64);
-  const bool strided = options.choice("view", "contiguous", {"contiguous", "strided"}) == "strided";
+      options.choice("test", "all", {"all", "latency", "contended", "cpu", "throughput"},
+                     "test run: latency (uncontended lock + unlock; 2 ranks or more), contended, "
+                     "cpu (what a waiting rank burns), throughput (atomic-mode writes); all: "
+                     "every one");
+  const std::vector<std::string> algorithms = options.list(
+      "locks", "hybrid,one_sided,mcs,fcntl",
+      "lock algorithms (the hint flowio_lock) of the latency, contended and cpu tests");
+  const int latency_iterations = static_cast<int>(options.integer(
+      "latency_iterations", 1000, "lock + unlock pairs per repetition of the latency test"));
+  const int iterations = static_cast<int>(
+      options.integer("iterations", 100, "locks each rank takes in the contended test"));
+  const std::vector<std::string> work_ms = options.list(
+      "work_ms", "0,1,10,100",
+      "busy work while holding the lock in the contended test, in ms (fractions allowed), one "
+      "point each");
+  const double hold_seconds =
+      static_cast<double>(options.integer(
+          "hold_ms", 2000, "ms rank 0 holds the lock in the cpu test while the others wait")) *
+      1e-3;
+  const std::int64_t mib =
+      options.integer("mib", 64, "MiB each rank writes in the throughput test, in 1 MiB calls");
+  const bool strided =
+      options.choice("view", "contiguous", {"contiguous", "strided"},
+                     "throughput test: each region written through a contiguous view, or a "
+                     "strided one (1 KiB blocks, 1 KiB holes); ignored with "
+                     "--regions=interleaved") == "strided";
   const std::string region_choice =
-      options.choice("regions", "tiled", {"tiled", "open", "interleaved"});
+      options.choice("regions", "tiled", {"tiled", "open", "interleaved"},
+                     "throughput test: tiled (each view holds its rank's region only), open (its "
+                     "region to the end of the file), interleaved (1 KiB blocks of the ranks in "
+                     "turn)");
   const Regions regions = region_choice == "tiled"  ? Regions::tiled
                           : region_choice == "open" ? Regions::open
                                                     : Regions::interleaved;
   const bool collective =
-      options.choice("call", "independent", {"independent", "collective"}) == "collective";
+      options.choice("call", "independent", {"independent", "collective"},
+                     "throughput test: independent write_at, or collective write_at_all") ==
+      "collective";
   flowio::Hints extra_hints;
-  for (const std::string& hint : options.list("hints", "")) {
+  for (const std::string& hint : options.list(
+           "hints", "",
+           "flowio hints key=value,... added to every flowio configuration of the throughput "
+           "test")) {
     const std::size_t equals = hint.find('=');
     if (equals == std::string::npos)
       throw flowio::UsageError(flowio::ErrorCode::invalid_argument, "--hints: key=value,...");

@@ -71,11 +71,16 @@ bool sample_matches(const std::string& path, const std::vector<std::byte>& data,
 // The benchmark, given its options (bench::run_benchmark calls it).
 void benchmark(bench::Options& options, bench::Report& report) {
   const bench::Common common(options);
-  const std::int64_t gib = options.integer("gib", 4);
-  const std::int64_t piece = options.integer("piece", 4096);
-  const std::int64_t buffer_mib = options.integer("buffer_mib", 16);
-  const std::int64_t in_flight = options.integer("in_flight", 3);
-  const std::int64_t slack_mib = options.integer("slack_mib", 64);
+  const std::int64_t gib = options.integer("gib", 4, "GiB written in all, shared among the ranks");
+  const std::int64_t piece = options.integer(
+      "piece", 4096, "bytes of the pieces in which the ranks' data interleave (a multiple of 8)");
+  const std::int64_t buffer_mib = options.integer(
+      "buffer_mib", 16, "MiB of the collective buffer, both sides (the hint cb_buffer_size)");
+  const std::int64_t in_flight = options.integer(
+      "in_flight", 3, "iterations flowio pipelines at once (the hint flowio_buffers_in_flight)");
+  const std::int64_t slack_mib = options.integer(
+      "slack_mib", 64,
+      "MiB flowio's peak may grow beyond 2 * in_flight * buffer_mib (metadata, allocator slack)");
   options.finish();
   if (gib < 1 || piece < 8 || piece % 8 != 0 || buffer_mib < 1 || in_flight < 1) {
     throw std::invalid_argument("bad --gib, --piece, --buffer_mib or --in_flight");

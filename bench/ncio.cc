@@ -58,12 +58,18 @@ std::vector<RegionPattern> sweep_points(const std::string& sweep, const RegionPa
 void benchmark(bench::Options& options, bench::Report& report) {
   const bench::AccessSettings settings = bench::access_settings(options);
   std::vector<std::string> cases = bench::region_cases();
-  const std::string chosen = options.choice("case", "all", {"all", "c-c", "nc-c", "c-nc", "nc-nc"});
+  const std::string chosen =
+      options.choice("case", "all", {"all", "c-c", "nc-c", "c-nc", "nc-nc"},
+                     "access case (memory, then file; c contiguous, nc not); all: every one");
   if (chosen != "all") cases = {chosen};
   // Converting bytes costs nothing: a datarep is measured on doubles.
-  RegionPattern base =
-      bench::region_options(options, settings.datarep == "native" ? "byte" : "double");
-  const std::string sweep = options.choice("sweep", "none", {"none", "regions", "size", "spacing"});
+  RegionPattern pattern_defaults;
+  pattern_defaults.element = settings.datarep == "native" ? "byte" : "double";
+  RegionPattern base = bench::region_options(options, pattern_defaults);
+  const std::string sweep = options.choice(
+      "sweep", "none", {"none", "regions", "size", "spacing"},
+      "parameter replaced by the study's range (regions 2048 to 262144; size or spacing 8 to "
+      "4096 bytes, doubling); none: the one point given");
   options.finish();
 
   for (const std::string& name : cases) {

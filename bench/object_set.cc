@@ -165,8 +165,12 @@ void measure(bench::Report& report, int processes, std::int64_t objects_wanted, 
 // The benchmark, given its options (bench::run_benchmark calls it).
 void benchmark(bench::Options& options, bench::Report& report) {
   const bench::Common common(options);
-  const std::int64_t objects = options.integer("objects", 1000000);
-  const bool sweep = options.choice("sweep", "0", {"0", "1"}) == "1";
+  const std::int64_t objects =
+      options.integer("objects", 1000000,
+                      "about how many objects the set holds (the views' length is chosen for it)");
+  const bool sweep =
+      options.choice("sweep", "0", {"0", "1"},
+                     "1: also 10^4 and 10^5 objects first; 0: --objects only") == "1";
   options.finish();
   if (objects < 1) throw std::invalid_argument("--objects must be positive");
   int ranks = 1;

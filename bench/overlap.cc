@@ -122,11 +122,13 @@ void measure(const Phases& phases, Times& times) {
 // The benchmark, given its options (bench::run_benchmark calls it).
 void benchmark(bench::Options& options, bench::Report& report) {
   const bench::Common common(options);
-  const std::int64_t mib = options.integer("mib", 256);
-  const bool direct = options.integer("direct", 0) != 0;
-  // How long the idle progress thread is measured (the note after the
-  // table).
-  const double idle_seconds = static_cast<double>(options.integer("idle_seconds", 2));
+  const std::int64_t mib =
+      options.integer("mib", 256, "MiB of the checkpoint, shared among the ranks");
+  const bool direct =
+      options.integer("direct", 0,
+                      "1: flowio writes with O_DIRECT (flowio_direct_io=enable); 0: buffered") != 0;
+  const double idle_seconds = static_cast<double>(options.integer(
+      "idle_seconds", 2, "seconds flowio's idle progress thread is measured (the closing note)"));
   options.finish();
   if (mib < 1) throw std::invalid_argument("--mib must be positive");
 

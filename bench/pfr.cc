@@ -109,13 +109,22 @@ double run_mpich(const Configuration& configuration, const Steps& steps) {
 // The benchmark, given its options (bench::run_benchmark calls it).
 void benchmark(bench::Options& options, bench::Report& report) {
   const bench::Common common(options);
-  const std::int64_t steps = options.integer("steps", 20);
-  const std::int64_t points = options.integer("points", 16384);
-  const std::int64_t element = options.integer("element", 32);
-  const std::string alignment = std::to_string(options.integer("alignment", 1048576));
-  const std::string stripe = std::to_string(options.integer("stripe", 1048576));
-  const std::string sync = options.choice("sync", "0", {"0", "1"});
-  const bool romio_pfr = options.choice("romio_pfr", "0", {"0", "1"}) == "1";
+  const std::int64_t steps =
+      options.integer("steps", 20, "time steps, each one collective write appending to the file");
+  const std::int64_t points =
+      options.integer("points", 16384, "elements each rank writes per step");
+  const std::int64_t element = options.integer("element", 32, "bytes of one element");
+  const std::string alignment = std::to_string(options.integer(
+      "alignment", 1048576, "bytes the aligned policy aligns realms to (romio_cb_fr_alignment)"));
+  const std::string stripe = std::to_string(options.integer(
+      "stripe", 1048576, "bytes of the datatype_stripe policy's stripes (flowio_realm_stripe)"));
+  const std::string sync = options.choice(
+      "sync", "0", {"0", "1"}, "1: sync after every step, inside the timing; 0: no sync");
+  const bool romio_pfr =
+      options.choice(
+          "romio_pfr", "0", {"0", "1"},
+          "1: also MPICH with romio_cb_pfr=enable (MPICH 4.0.2's ROMIO aborts on it); 0: not") ==
+      "1";
   options.finish();
   if (steps < 1 || points < 1 || element < 1) {
     throw std::invalid_argument("--steps, --points and --element must be positive");

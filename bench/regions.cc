@@ -73,12 +73,18 @@ const std::vector<std::string>& region_cases() {
   return cases;
 }
 
-RegionPattern region_options(Options& options, const std::string& default_element) {
-  RegionPattern pattern;
-  pattern.regions = options.integer("regions", pattern.regions);
-  pattern.region_size = options.integer("region_size", pattern.region_size);
-  pattern.spacing = options.integer("spacing", pattern.spacing);
-  pattern.element = options.choice("element", default_element, {"byte", "double"});
+RegionPattern region_options(Options& options, const RegionPattern& defaults) {
+  RegionPattern pattern = defaults;
+  pattern.regions = options.integer("regions", defaults.regions, "regions each rank moves");
+  pattern.region_size = options.integer("region_size", defaults.region_size, "bytes of one region");
+  pattern.spacing = options.integer(
+      "spacing", defaults.spacing,
+      "bytes of gap after each region in noncontiguous memory, and after each round of the "
+      "ranks' regions in a noncontiguous file");
+  pattern.element = options.choice(
+      "element", defaults.element, {"byte", "double"},
+      "element type of the regions: MPI_BYTE, or MPI_DOUBLE (--region_size and --spacing then "
+      "multiples of 8)");
   return pattern;
 }
 

@@ -50,9 +50,9 @@ struct RegionAccess {
   Access access;
 };
 
-// --regions, --region_size, --spacing and --element, defaults as above
-// (element: `default_element`); no name yet.
-RegionPattern region_options(Options& options, const std::string& default_element = "byte");
+// `defaults` with --regions, --region_size, --spacing and --element read
+// from the options (the fields of `defaults` are their defaults).
+RegionPattern region_options(Options& options, const RegionPattern& defaults = {});
 
 RegionAccess make_region_access(const RegionPattern& pattern, Description description);
 

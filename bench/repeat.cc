@@ -43,10 +43,15 @@ struct Side {
 // The benchmark, given its options (bench::run_benchmark calls it).
 void benchmark(bench::Options& options, bench::Report& report) {
   const bench::AccessSettings settings = bench::access_settings(options);
-  const std::int64_t calls = options.integer("calls", 1000);
-  const std::vector<std::int64_t> sizes = options.integers("sizes", "32768,1048576");
+  const std::int64_t calls =
+      options.integer("calls", 1000, "calls in a row per side and round, writes then reads");
+  const std::vector<std::int64_t> sizes = options.integers(
+      "sizes", "32768,1048576",
+      "bytes each rank moves per call, one point each (rounded down to 8-byte regions)");
   std::vector<std::string> cases = {"c-c", "nc-c", "c-nc"};
-  const std::string chosen = options.choice("case", "all", {"all", "c-c", "nc-c", "c-nc"});
+  const std::string chosen =
+      options.choice("case", "all", {"all", "c-c", "nc-c", "c-nc"},
+                     "access case (memory, then file; c contiguous, nc not); all: every one");
   if (chosen != "all") cases = {chosen};
   options.finish();
 

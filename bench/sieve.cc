@@ -38,9 +38,12 @@ double seconds_of(const std::function<void()>& work) {
 // The benchmark, given its options (bench::run_benchmark calls it).
 void benchmark(bench::Options& options, bench::Report& report) {
   const bench::Common common(options);
-  const std::int64_t piece = options.integer("piece", 8);
-  const std::int64_t window = options.integer("window_mib", 16) << 20;
-  const std::string backend_name = options.choice("backend", "auto", {"auto", "io_uring", "posix"});
+  const std::int64_t piece = options.integer(
+      "piece", 8, "bytes of a piece; distances run from 2 pieces to 1 MiB, doubling");
+  const std::int64_t window = options.integer("window_mib", 16, "MiB of the window") << 20;
+  const std::string backend_name = options.choice(
+      "backend", "auto", {"auto", "io_uring", "posix"},
+      "storage backend; auto: $FLOWIO_IO_BACKEND, else io_uring where the kernel allows it");
   options.finish();
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

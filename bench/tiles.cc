@@ -51,6 +51,10 @@ using flowio::check_mpi;
 
 constexpr double kMiB = 1024.0 * 1024.0;
 
+// The overlaps' descriptions, for both modes.
+constexpr const char* kOverlapX = "pixels a tile shares with its neighbour across";
+constexpr const char* kOverlapY = "pixels a tile shares with its neighbour down";
+
 // The image and its R x R tiles.
 struct TileGrid {
   int readers_across = 1;
@@ -154,10 +158,12 @@ int world(int (*query)(MPI_Comm, int*)) {
 }
 
 void save(bench::Options& options, bench::Report& report, const std::string& prefix) {
-  const int r = static_cast<int>(options.integer("grid", 3));
-  const std::int64_t width = options.integer("image_width", 16384);
-  const std::int64_t height = options.integer("image_height", 16384);
-  const std::int64_t ox = options.integer("overlap_x", 280), oy = options.integer("overlap_y", 150);
+  const int r = static_cast<int>(options.integer(
+      "grid", 3, "tile readers per row and per column of the R x R grid whose views are saved"));
+  const std::int64_t width = options.integer("image_width", 16384, "image width in pixels");
+  const std::int64_t height = options.integer("image_height", 16384, "image height in pixels");
+  const std::int64_t ox = options.integer("overlap_x", 280, kOverlapX);
+  const std::int64_t oy = options.integer("overlap_y", 150, kOverlapY);
   options.finish();
   const TileGrid grid = TileGrid::from_image(r, width, height, ox, oy);
   write_image(grid, prefix + ".dat", world(MPI_Comm_rank), world(MPI_Comm_size));
@@ -172,12 +178,16 @@ void save(bench::Options& options, bench::Report& report, const std::string& pre
 
 // The benchmark, given its options (bench::run_benchmark calls it).
 void benchmark(bench::Options& options, bench::Report& report) {
-  const std::string prefix = options.text("save", "");
+  const std::string prefix = options.text(
+      "save", "",
+      "PREFIX: write PREFIX.dat and PREFIX.views for tools/flowio_remap instead of measuring "
+      "(its options: --save=PREFIX --help)");
   if (!prefix.empty()) return save(options, report, prefix);
   const bench::Common common(options);
-  const std::int64_t tw = options.integer("tile_width", 1920);
-  const std::int64_t th = options.integer("tile_height", 1650);
-  const std::int64_t ox = options.integer("overlap_x", 280), oy = options.integer("overlap_y", 150);
+  const std::int64_t tw = options.integer("tile_width", 1920, "tile width in pixels");
+  const std::int64_t th = options.integer("tile_height", 1650, "tile height in pixels");
+  const std::int64_t ox = options.integer("overlap_x", 280, kOverlapX);
+  const std::int64_t oy = options.integer("overlap_y", 150, kOverlapY);
   options.finish();
   const int rank = world(MPI_Comm_rank), ranks = world(MPI_Comm_size);
   int r = 1;
