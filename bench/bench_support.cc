@@ -201,12 +201,16 @@ void Options::finish() {
   throw HelpRequested();
 }
 
+std::string scratch_dir(Options& options) {
+  return options.text("dir", std::getenv("TMPDIR") != nullptr ? std::getenv("TMPDIR") : "/tmp",
+                      "directory of the scratch files (removed at the end; kept after a failed "
+                      "check)");
+}
+
 Common::Common(Options& options)
     : reps(static_cast<int>(options.integer(
           "reps", 5, "timed repetitions of each measurement; the figures are their medians"))),
-      dir(options.text("dir", std::getenv("TMPDIR") != nullptr ? std::getenv("TMPDIR") : "/tmp",
-                       "directory of the scratch files (removed at the end; kept after a failed "
-                       "check)")) {
+      dir(scratch_dir(options)) {
   if (reps < 1) throw std::invalid_argument("--reps must be at least 1");
 }
 

@@ -82,13 +82,17 @@ class Options {
   std::unique_ptr<Parser> parser_;
 };
 
-// Settings every benchmark takes: --reps (default 5) and --dir (default
-// $TMPDIR, else /tmp).
+// Settings every benchmark that repeats its measurements takes: --reps
+// (default 5) and --dir (scratch_dir).
 struct Common {
   explicit Common(Options& options);
   int reps;
   std::string dir;
 };
+
+// The directory of the scratch files: --dir (default $TMPDIR, else /tmp),
+// for a benchmark that does not repeat its measurements (no --reps).
+std::string scratch_dir(Options& options);
 
 // Ends the job with exit code 2 after `why` on stderr, unless every rank
 // passes `ok` (collective).

@@ -70,7 +70,8 @@ bool sample_matches(const std::string& path, const std::vector<std::byte>& data,
 
 // The benchmark, given its options (bench::run_benchmark calls it).
 void benchmark(bench::Options& options, bench::Report& report) {
-  const bench::Common common(options);
+  // One write and read per side, whose peak memory is the point: no --reps.
+  const std::string dir = bench::scratch_dir(options);
   const std::int64_t gib = options.integer("gib", 4, "GiB written in all, shared among the ranks");
   const std::int64_t piece = options.integer(
       "piece", 4096, "bytes of the pieces in which the ranks' data interleave (a multiple of 8)");
@@ -106,7 +107,7 @@ void benchmark(bench::Options& options, bench::Report& report) {
                                    .add("cb_buffer_MiB", buffer_mib)
                                    .add("in_flight", in_flight);
 
-  const bench::ScratchFile mpich_path(common.dir, "memory_mpich");
+  const bench::ScratchFile mpich_path(dir, "memory_mpich");
   double mpich_seconds = 0;
   const double mpich_growth = peak_growth_mib([&] {
     bench::MpiFile file(mpich_path.path(), hints);
@@ -118,7 +119,7 @@ void benchmark(bench::Options& options, bench::Report& report) {
     file.close();
   });
 
-  const bench::ScratchFile flowio_path(common.dir, "memory_flowio");
+  const bench::ScratchFile flowio_path(dir, "memory_flowio");
   double flowio_seconds = 0;
   const double flowio_growth = peak_growth_mib([&] {
     flowio::File file = flowio::File::open(MPI_COMM_WORLD, flowio_path.path(),
