@@ -348,16 +348,33 @@ int run_benchmark(int argc, char** argv, const std::string& name,
 }
 
 void report_pair(Report& report, const Fields& fields, const std::string& op, double bytes,
-                 double flowio_seconds, double mpich_seconds) {
+                 const std::vector<double>& flowio_seconds,
+                 const std::vector<double>& mpich_seconds) {
+  if (flowio_seconds.empty() || flowio_seconds.size() != mpich_seconds.size()) {
+    throw std::logic_error("report_pair: repetitions missing or unpaired");
+  }
   for (const auto& [impl, seconds] :
-       {std::pair{"flowio", flowio_seconds}, {"mpich", mpich_seconds}}) {
+       {std::pair{"flowio", &flowio_seconds}, {"mpich", &mpich_seconds}}) {
+    const double typical = median(*seconds);
+    const auto [fastest, slowest] = std::minmax_element(seconds->begin(), seconds->end());
     report.line(Fields(fields)
                     .add("impl", impl)
                     .add("op", op)
-                    .add("MiBps", bytes / kMiB / seconds)
-                    .add("seconds", seconds));
+                    .add("MiBps", bytes / kMiB / typical)
+                    .add("seconds", typical)
+                    .add("seconds_min", *fastest)
+                    .add("seconds_max", *slowest));
   }
-  report.line(Fields(fields).add("op", op).add("ratio", mpich_seconds / flowio_seconds));
+  std::vector<double> ratios;
+  for (std::size_t rep = 0; rep < flowio_seconds.size(); ++rep) {
+    ratios.push_back(mpich_seconds[rep] / flowio_seconds[rep]);
+  }
+  const auto [lowest, highest] = std::minmax_element(ratios.begin(), ratios.end());
+  report.line(Fields(fields)
+                  .add("op", op)
+                  .add("ratio", median(mpich_seconds) / median(flowio_seconds))
+                  .add("ratio_min", *lowest)
+                  .add("ratio_max", *highest));
 }
 
 void report_native(Report& report, const Fields& fields, const std::string& op, double bytes,
@@ -600,8 +617,8 @@ void compare_access(Report& report, const Fields& fields, const Access& access,
       mpich_seconds.push_back(time_collective(mpich_write));
       if (against_native) native_seconds.push_back(time_collective(native_write));
     }
-    report_pair(report, fields, "write", static_cast<double>(total_bytes), median(flowio_seconds),
-                median(mpich_seconds));
+    report_pair(report, fields, "write", static_cast<double>(total_bytes), flowio_seconds,
+                mpich_seconds);
     if (against_native) {
       report_native(report, fields, "write", static_cast<double>(total_bytes),
                     median(flowio_seconds), median(native_seconds));
@@ -622,8 +639,8 @@ void compare_access(Report& report, const Fields& fields, const Access& access,
     }
   }
   if (settings.read) {
-    report_pair(report, fields, "read", static_cast<double>(total_bytes), median(flowio_seconds),
-                median(mpich_seconds));
+    report_pair(report, fields, "read", static_cast<double>(total_bytes), flowio_seconds,
+                mpich_seconds);
     if (against_native) {
       report_native(report, fields, "read", static_cast<double>(total_bytes),
                     median(flowio_seconds), median(native_seconds));

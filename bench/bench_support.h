@@ -145,10 +145,16 @@ class Report {
 int run_benchmark(int argc, char** argv, const std::string& name,
                   const std::function<void(Options&, Report&)>& body);
 
-// Prints the flowio line, the MPICH line and "ratio=" (flowio bandwidth
-// over MPICH's) for `bytes` moved in the two median times.
+// Prints the flowio line and the MPICH line for `bytes` moved in each
+// repetition (MiBps and seconds of the median time, seconds_min and
+// seconds_max), then "ratio=" (MPICH's median time over flowio's) with
+// ratio_min and ratio_max, the extremes of the repetitions' own ratios:
+// the two vectors hold the times in the order they were taken, flowio's
+// repetition k next to MPICH's k, so that a pair shares the machine's
+// state of the moment. Both vectors are of the same, nonzero size.
 void report_pair(Report& report, const Fields& fields, const std::string& op, double bytes,
-                 double flowio_seconds, double mpich_seconds);
+                 const std::vector<double>& flowio_seconds,
+                 const std::vector<double>& mpich_seconds);
 
 // Prints flowio's line in native ("impl=flowio_native") and "vs_native="
 // (native seconds over `flowio_seconds`: 1 when the datarep costs nothing).
@@ -299,7 +305,8 @@ void verify_file(const std::string& reader, const std::string& path, const Acces
 
 // Runs `access` with flowio (write_at_all / read_at_all) and with MPICH
 // (MPI_File_write_at_all / MPI_File_read_at_all) on two scratch files,
-// repetitions interleaved, and reports the median of each. Every read is
+// repetitions alternating (flowio, MPICH, flowio, ...), and reports them
+// with report_pair (medians, extremes and the ratio). Every read is
 // checked (without timed reads, one untimed read each checks the writes);
 // at the end the sizes are compared and each file is read with the other
 // implementation. With write off, the files are written once untimed.
