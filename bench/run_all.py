@@ -8,7 +8,8 @@ after a header line that records the commit, the date, the machine and
 its load. Then, from whatever bench/results holds, the script writes
 bench/results/summary.png, the ncio sweep plots (bench/plot.py) and
 bench/README.md: bench/README.template.md with the table of the latest run
-of every benchmark and the plots in place of its two marker lines.
+of every benchmark, the summary plot, and the sweeps' plots and worst cells
+in place of its three marker lines.
 
 Usage (bench/run_all.sh builds the programs first and passes its
 arguments on):
@@ -37,6 +38,7 @@ TEMPLATE = ROOT / "bench" / "README.template.md"
 PAGE = ROOT / "bench" / "README.md"
 TABLE_MARKER = "<!-- run_all: table -->"
 PLOTS_MARKER = "<!-- run_all: plots -->"
+SWEEPS_MARKER = "<!-- run_all: ncio sweeps -->"
 HEADER = "# run_all:"
 
 
@@ -104,6 +106,14 @@ def write_and_read(name, command, ranks, quick, label, about):
                      about)
 
 
+# The NCIO study's sweeps (bench/ncio --sweep=study): a 2 x 2 grid and two
+# spacings when quick, one cell of which is above the cap, so that the
+# skipped line and its grey cell are drawn too.
+NCIO_SWEEP_QUICK = ["--reps=1", "--sizes=8,4096", "--counts=64,512", "--spacings=0,4096",
+                    "--max_rank_mib=1"]
+NCIO_SWEEP_ABOUT = ("8 B-1 MiB x 64-256Ki regions, 128 B apart (not above 256 MiB a rank); "
+                    "spacing 0-64 KiB; plotted below")
+
 SUITE = [
     write_and_read("ncio_2ranks", program("ncio"), 2, ["--reps=1", "--regions=1024"],
                    "ncio {op} (c-c, nc-c, c-nc, nc-nc)",
@@ -111,9 +121,10 @@ SUITE = [
     write_and_read("ncio_4ranks", program("ncio"), 4, ["--reps=1", "--regions=1024"],
                    "ncio {op} (c-c, nc-c, c-nc, nc-nc)",
                    "4096 regions of 8 B, 128 B apart, per rank"),
-    write_and_read("ncio_size_sweep", program("ncio", "--sweep=size", "--reps=3"), 2,
-                   ["--reps=1", "--regions=256"], "ncio {op}, region size 8 B .. 4 KiB",
-                   "the four cases at 10 region sizes (plotted below)"),
+    write_and_read("ncio_sweep_2ranks", program("ncio", "--sweep=study"), 2, NCIO_SWEEP_QUICK,
+                   "ncio sweep {op}: size x count grid, spacing line", NCIO_SWEEP_ABOUT),
+    write_and_read("ncio_sweep_4ranks", program("ncio", "--sweep=study"), 4, NCIO_SWEEP_QUICK,
+                   "ncio sweep {op}: size x count grid, spacing line", NCIO_SWEEP_ABOUT),
     write_and_read("hpio", program("hpio"), 2, ["--reps=1", "--regions=1024"],
                    "hpio {op} (vector and enumerated types)",
                    "c-nc and nc-nc, compact and enumerated datatypes"),
@@ -346,29 +357,112 @@ def summary_plot(summaries):
     return save(figure, RESULTS / "summary.png")
 
 
+def ncio_sweeps():
+    """The benchmarks of SUITE that run the NCIO study's sweeps."""
+    return [b for b in SUITE if b.name.startswith("ncio_sweep_")]
+
+
 def sweep_plots():
-    sweep = RESULTS / "ncio_size_sweep.txt"
-    if not sweep.exists():
-        return []
-    for old in RESULTS.glob("ncio_size_*.png"):
+    """Draws the plots of the ncio sweeps there are results of (bench/plot.py),
+    after removing the earlier ones, and returns their paths."""
+    for old in RESULTS.glob("ncio_*.png"):
         old.unlink()
+    sweeps = [RESULTS / f"{b.name}.txt" for b in ncio_sweeps()]
+    sweeps = [str(path) for path in sweeps if path.exists()]
+    if not sweeps:
+        return []
     made = subprocess.run([sys.executable, str(ROOT / "bench" / "plot.py"), "--out", str(RESULTS),
-                           str(sweep)], text=True, capture_output=True, check=False)
+                           *sweeps], text=True, capture_output=True, check=False)
     if made.returncode != 0:  # a failed sweep leaves no points: the page goes without its plots
         print(f"no sweep plots: {made.stderr.strip()}")
         return []
     return [pathlib.Path(line) for line in made.stdout.split()]
 
 
+def spread_text(record, name, form, bold=False):
+    """The figure `name` of a record and its range, "m [low - high]", each
+    number in `form` (the range from `name`_min and `name`_max, which
+    output of an earlier commit may lack)."""
+    median = float(record[name])
+    low = float(record.get(f"{name}_min", median))
+    high = float(record.get(f"{name}_max", median))
+    mark = "**" if bold else ""
+    return f"{mark}{form.format(median)}{mark} [{form.format(low)} - {form.format(high)}]"
+
+
+def worst_cells(benchmark, records, count=5):
+    """Rows of the page's table for the `count` cells of a sweep with the
+    lowest ratio (write and read, grid and spacing line together)."""
+    seconds = {}
+    for record in records:
+        if "impl" in record and "seconds" in record:
+            cell = (record["sweep"], record["op"], record["case"], record["regions"],
+                    record["region_size"], record["spacing"])
+            seconds[cell, record["impl"]] = record
+    ratios = sorted((r for r in records if "ratio" in r), key=lambda r: float(r["ratio"]))
+
+    def timed(cell, impl):
+        record = seconds.get((cell, impl))
+        if record is None:
+            return "?"
+        return spread_text(record, "seconds", "{:.3g}")
+
+    rows = []
+    for record in ratios[:count]:
+        cell = (record["sweep"], record["op"], record["case"], record["regions"],
+                record["region_size"], record["spacing"])
+        ratio = spread_text(record, "ratio", "{:.2f}", bold=True)
+        rows.append(f"| {benchmark.ranks} | {record['op']} | {record['case']} | {record['sweep']} "
+                    f"| {record['region_size']} | {record['regions']} | {record['spacing']} "
+                    f"| {ratio} | {timed(cell, 'flowio')} | {timed(cell, 'mpich')} |")
+    return rows
+
+
+def sweep_section(plots):
+    """The page's section on the ncio sweeps: per rank count, where and when
+    it ran and its plots (heat maps first, write before read), then the
+    table of the worst cells."""
+    def order(path):  # ncio_<sweep>_<op>_<ranks>ranks_sync<sync>
+        sweep, op = path.stem.split("_")[1:3]
+        return (sweep != "grid", op != "write", path.name)
+
+    parts = []
+    worst = []
+    for benchmark in ncio_sweeps():
+        path = RESULTS / f"{benchmark.name}.txt"
+        if not path.exists():
+            parts.append(f"**{benchmark.ranks} ranks**: not run yet.")
+            continue
+        text = path.read_text()
+        header = header_of(text)
+        quick = ", a --quick run: not figures to publish" if header.get("quick") == "1" else ""
+        parts.append(f"**{benchmark.ranks} ranks** ([results](results/{path.name}): commit "
+                     f"{header.get('commit', '?')}, {header.get('date', '?')}, load "
+                     f"{header.get('load', '?')}, {header.get('seconds', '?')} s{quick})")
+        mine = sorted((p for p in plots if f"_{benchmark.ranks}ranks_" in p.name), key=order)
+        parts += [f"![{p.stem}](results/{p.name})" for p in mine]
+        worst += worst_cells(benchmark, records_of(text))
+    if worst:
+        parts.append("The five cells of each rank count with the lowest ratio "
+                     "(seconds: median [fastest - slowest repetition]; the ratio's range is "
+                     "that of the repetitions' own ratios):\n\n"
+                     "| ranks | op | case | sweep | region size (B) | regions | spacing (B) "
+                     "| MPICH time / flowio time | flowio s | MPICH s |\n"
+                     "|---|---|---|---|---|---|---|---|---|---|\n" + "\n".join(worst))
+    return "\n\n".join(parts)
+
+
 def write_page(summaries):
-    plots = [p for p in [summary_plot(summaries)] + sweep_plots() if p]
-    images = "\n\n".join(f"![{p.stem}](results/{p.name})" for p in plots)
+    summary = summary_plot(summaries)
+    sweeps = sweep_plots()
     template = TEMPLATE.read_text()
     page = template.replace(TABLE_MARKER, f"Machine: {machine()}.\n\n" + table(summaries))
-    page = page.replace(PLOTS_MARKER, images or "(no plots yet: run bench/run_all.sh)")
+    page = page.replace(PLOTS_MARKER, f"![{summary.stem}](results/{summary.name})" if summary
+                        else "(no plots yet: run bench/run_all.sh)")
+    page = page.replace(SWEEPS_MARKER, sweep_section(sweeps))
     PAGE.write_text("<!-- Written by bench/run_all.sh from bench/README.template.md and "
                     "bench/results: edit those, not this page. -->\n" + page)
-    print(f"wrote {PAGE.relative_to(ROOT)} and {len(plots)} plot(s)")
+    print(f"wrote {PAGE.relative_to(ROOT)} and {len(sweeps) + bool(summary)} plot(s)")
 
 
 def main():
