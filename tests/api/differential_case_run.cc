@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <iomanip>
+#include <sstream>
 
 #include "tests/api/differential_case.h"
 #include "tests/api/file_contents.h"
@@ -343,6 +345,47 @@ long long first_difference(const std::vector<char>& left, const std::vector<char
   return at;
 }
 
+// Where two images differ, for whoever reads a failed case: both sizes,
+// how many bytes differ, the first runs of differing bytes (offset,
+// length) and the first bytes of the first run on each side, in hex, so
+// that a lost write (the other side's old bytes or zeros) shows apart
+// from bytes that landed elsewhere. Rank 0 only (it holds the images).
+std::string describe_difference(const std::vector<char>& left, const std::vector<char>& right) {
+  constexpr int kRunsShown = 4;
+  constexpr std::size_t kBytesShown = 16;
+  const std::size_t common = std::min(left.size(), right.size());
+  std::ostringstream out;
+  out << "sizes " << left.size() << " and " << right.size();
+  long long differing = 0;
+  int runs = 0;
+  std::size_t first_run = common;
+  for (std::size_t at = 0; at < common;) {
+    if (left[at] == right[at]) {
+      ++at;
+      continue;
+    }
+    const std::size_t begin = at;
+    while (at < common && left[at] != right[at]) ++at;
+    differing += static_cast<long long>(at - begin);
+    if (runs == 0) first_run = begin;
+    if (runs++ < kRunsShown) out << (runs == 1 ? "; runs at " : ", ") << begin << "+" << at - begin;
+  }
+  out << (runs > kRunsShown ? ", ..." : "") << "; " << differing << " bytes differ in " << runs
+      << " runs";
+  if (first_run < common) {
+    auto hex = [&](const std::vector<char>& image) {
+      std::ostringstream bytes;
+      for (std::size_t i = first_run; i < std::min(common, first_run + kBytesShown); ++i) {
+        bytes << std::hex << std::setw(2) << std::setfill('0')
+              << (static_cast<unsigned>(image[i]) & 0xffu) << ' ';
+      }
+      return bytes.str();
+    };
+    out << "; from " << first_run << ": " << hex(left) << "against " << hex(right);
+  }
+  return out.str();
+}
+
 // Whether the two kept files of a sparse case differ (rank 0 compares
 // them, every rank learns it); `why` says where, on rank 0.
 bool sparse_files_differ(const CaseOutcome& left, const CaseOutcome& right, std::string& why) {
@@ -490,6 +533,10 @@ bool compare_outcomes(const Case& c, std::uint64_t case_seed, long index,
     const long long mpich_strays = first_difference(by_mpich.image, reference);
     MESSAGE("against independent writes: flowio differs from byte "
             << flowio_strays << ", MPICH from byte " << mpich_strays);
+    if (world_rank() == 0) {
+      MESSAGE("flowio's file against MPICH's: " << describe_difference(by_flowio.image,
+                                                                       by_mpich.image));
+    }
     if (world_rank() == 0) std::remove(reference_path.c_str());
   }
   CHECK_MESSAGE(difference == -1, "files differ from byte " << difference);
