@@ -222,6 +222,7 @@ struct CaseOutcome {
   std::string kept_file;          // a sparse case's file, compared in place of an image
   bool removed_at_close = false;  // the file was gone after the last close
   std::string failure;            // an exception flowio threw, if any
+  bool layout_disagreed = false;  // MPICH read other bytes than the view layout holds
 
   explicit CaseOutcome(int operations)
       : bytes(static_cast<std::size_t>(operations), -1),

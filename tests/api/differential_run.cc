@@ -7,6 +7,7 @@
 #include <memory>
 #include <random>
 
+#include "tests/api/kept_outcome.h"
 #include "tests/api/test_paths.h"
 
 namespace flowio::testing {
@@ -17,6 +18,23 @@ namespace {
 // the same everywhere (the background is written and compared whole).
 // Cases at scale are sparse files on purpose: kept.
 constexpr long long kMostFileBytes = 4 << 20;
+
+// Where this rank's outcome of the case of `case_seed` is kept under `dir`.
+std::string kept_path(const std::string& dir, std::uint64_t case_seed) {
+  int rank = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  return dir + "/" + std::to_string(case_seed) + ".rank" + std::to_string(rank);
+}
+
+// Whether flowio's outcome equals the one kept from a long run, on every
+// rank (a doctest check where it does not).
+bool same_as_long_run(const std::string& dir, std::uint64_t case_seed, const CaseOutcome& outcome) {
+  std::string why;
+  int same = same_as_kept(kept_path(dir, case_seed), outcome, why) ? 1 : 0;
+  CHECK_MESSAGE(same == 1, "flowio's outcome alone: " << why);
+  MPI_Allreduce(MPI_IN_PLACE, &same, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+  return same == 1;
+}
 
 }  // namespace
 
@@ -56,7 +74,13 @@ void run_differential_cases(const DifferentialRun& run, const CaseShape& shape,
       MESSAGE("case " << index << ": flowio " << flowio_seconds.count() << " s, MPICH "
                       << mpich_seconds.count() << " s, file " << c.file_end << " bytes");
     }
-    if (!compare_outcomes(c, case_seed, index, mpich_path, by_flowio, by_mpich)) ++failed_cases;
+    bool passed = compare_outcomes(c, case_seed, index, mpich_path, by_flowio, by_mpich);
+    if (!run.expect_dir.empty()) {
+      passed = same_as_long_run(run.expect_dir, case_seed, by_flowio) && passed;
+    }
+    if (!passed && !run.keep_dir.empty())
+      keep_outcome(kept_path(run.keep_dir, case_seed), by_flowio);
+    if (!passed) ++failed_cases;
   }
   if (rank == 0) {
     MESSAGE(label << " cases: " << run.cases << " from seed " << run.seed << " (first " << run.first

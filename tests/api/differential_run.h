@@ -2,9 +2,11 @@
 // environment, FLOWIO_DIFF_CASES (a fifth of it, at least 20, under the
 // sanitizers, where every case costs about ten times more),
 // FLOWIO_DIFF_FIRST (the first case index, to replay one), FLOWIO_DIFF_SEED
-// (case i uses seed + i) and FLOWIO_DIFF_VERBOSE (print every case and the
-// seconds each side took), and the loop that draws, runs and compares the
-// cases.
+// (case i uses seed + i), FLOWIO_DIFF_VERBOSE (print every case and the
+// seconds each side took), FLOWIO_DIFF_KEEP_DIR (keep flowio's outcome of
+// every failing case there) and FLOWIO_DIFF_EXPECT_DIR (flowio's outcome of
+// every case must also equal the one kept there: kept_outcome.h), and the
+// loop that draws, runs and compares the cases.
 #pragma once
 
 #include <algorithm>
@@ -20,7 +22,14 @@ struct DifferentialRun {
   long first;
   long seed;
   bool verbose;
+  std::string keep_dir;    // empty: keep nothing
+  std::string expect_dir;  // empty: expect nothing kept
 };
+
+inline std::string environment_text(const char* name) {
+  const char* text = std::getenv(name);
+  return text == nullptr ? std::string() : std::string(text);
+}
 
 inline long environment_number(const char* name, long fallback) {
   const char* text = std::getenv(name);
@@ -31,7 +40,9 @@ inline DifferentialRun differential_run(long default_cases, long default_seed) {
   DifferentialRun run{environment_number("FLOWIO_DIFF_CASES", default_cases),
                       environment_number("FLOWIO_DIFF_FIRST", 0),
                       environment_number("FLOWIO_DIFF_SEED", default_seed),
-                      std::getenv("FLOWIO_DIFF_VERBOSE") != nullptr};
+                      std::getenv("FLOWIO_DIFF_VERBOSE") != nullptr,
+                      environment_text("FLOWIO_DIFF_KEEP_DIR"),
+                      environment_text("FLOWIO_DIFF_EXPECT_DIR")};
   if (std::getenv("FLOWIO_SANITIZER") != nullptr) run.cases = std::max(run.cases / 5, 20L);
   return run;
 }

@@ -1,0 +1,93 @@
+#include "tests/api/kept_outcome.h"
+
+#include <cstdint>
+#include <fstream>
+#include <iterator>
+#include <utility>
+#include <vector>
+
+namespace flowio::testing {
+namespace {
+
+// The outcome as one flat string of bytes: every field length-prefixed,
+// so that two outcomes are equal exactly when their strings are.
+class Flattened {
+ public:
+  template <typename T>
+  void scalar(T value) {
+    text_.append(reinterpret_cast<const char*>(&value), sizeof value);
+  }
+  template <typename Range>
+  void bytes(const Range& range) {
+    scalar(static_cast<std::uint64_t>(range.size()));
+    text_.append(reinterpret_cast<const char*>(range.data()), range.size() * sizeof range[0]);
+  }
+  std::string take() { return std::move(text_); }
+
+ private:
+  std::string text_;
+};
+
+// Field by field, with the name of each, so that a mismatch can say which.
+std::vector<std::pair<std::string, std::string>> fields(const CaseOutcome& outcome) {
+  std::vector<std::pair<std::string, std::string>> named;
+  auto add = [&](const char* name, auto&& fill) {
+    Flattened flat;
+    fill(flat);
+    named.emplace_back(name, flat.take());
+  };
+  add("counts", [&](Flattened& f) { f.bytes(outcome.bytes); });
+  add("pointers", [&](Flattened& f) { f.bytes(outcome.positions); });
+  add("read buffers", [&](Flattened& f) {
+    for (const auto& read : outcome.reads) {
+      f.scalar(read.has_value());
+      if (!read) continue;
+      f.scalar(read->low);
+      f.bytes(read->bytes);
+    }
+  });
+  add("file image", [&](Flattened& f) { f.bytes(outcome.image); });
+  add("removal at close", [&](Flattened& f) { f.scalar(outcome.removed_at_close); });
+  add("failure", [&](Flattened& f) { f.bytes(outcome.failure); });
+  return named;
+}
+
+}  // namespace
+
+void keep_outcome(const std::string& path, const CaseOutcome& outcome) {
+  // A sparse case's file is compared in place and not copied: nothing kept.
+  if (!outcome.kept_file.empty()) return;
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  for (const auto& [name, value] : fields(outcome)) {
+    Flattened header;
+    header.bytes(name);
+    header.bytes(value);
+    out << header.take();
+  }
+}
+
+bool same_as_kept(const std::string& path, const CaseOutcome& outcome, std::string& why) {
+  std::ifstream in(path, std::ios::binary);
+  const std::string kept{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  std::string fresh;
+  for (const auto& [name, value] : fields(outcome)) {
+    Flattened header;
+    header.bytes(name);
+    header.bytes(value);
+    const std::string field = header.take();
+    if (kept.compare(fresh.size(), field.size(), field) != 0) {
+      why = kept.empty()
+                ? "nothing was kept at " + path
+                : "it differs from the long run's in its " + name + " (kept at " + path + ")";
+      return false;
+    }
+    fresh += field;
+  }
+  if (kept.size() != fresh.size()) {
+    why = "the kept outcome at " + path + " is longer than this one";
+    return false;
+  }
+  return true;
+}
+
+}  // namespace flowio::testing
