@@ -5,7 +5,7 @@ benchmark page.
 Each benchmark of SUITE runs once (its own repetitions interleave flowio
 and MPICH inside the run), its output going to bench/results/NAME.txt
 after a header line that records the commit, the date, the machine and
-its load. Then, from whatever bench/results holds, the script writes
+how busy other processes kept it meanwhile. Then, from whatever bench/results holds, the script writes
 bench/results/summary.png, the ncio sweep plots (bench/plot.py) and
 bench/README.md: bench/README.template.md with the table of the latest run
 of every benchmark, the summary plot, and the sweeps' plots and worst cells
@@ -260,23 +260,39 @@ def with_options(command, extra):
     return kept + extra
 
 
+def busy_seconds():
+    """CPU seconds the whole machine has spent busy since it booted."""
+    fields = [int(f) for f in pathlib.Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    user, nice, system, _idle, _iowait, irq, softirq, steal = fields[:8]
+    return (user + nice + system + irq + softirq + steal) / os.sysconf("SC_CLK_TCK")
+
+
+def own_seconds():
+    """CPU seconds of this script's finished children and their children
+    (mpiexec waits for its ranks, so they count)."""
+    times = os.times()
+    return times.children_user + times.children_system
+
+
 def run(benchmark, quick):
     command = [word.replace("{ranks}", str(benchmark.ranks)) for word in benchmark.command]
     if quick:
         command = with_options(command, benchmark.quick)
-    load = pathlib.Path("/proc/loadavg").read_text().split()[0]
     dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
                            text=True, capture_output=True, check=False).stdout.strip()
     header = (f"{HEADER} commit={commit()}{'+changes' if dirty else ''} "
               f"date={datetime.datetime.now(datetime.timezone.utc):%Y-%m-%dT%H:%MZ} "
-              f"load={load} quick={int(quick)} command={'_'.join(command)}")
+              f"quick={int(quick)} command={'_'.join(command)}")
     print(f"== {benchmark.name}: {' '.join(command)}", flush=True)
-    began = time.monotonic()
+    began, busy_before, own_before = time.monotonic(), busy_seconds(), own_seconds()
     finished = subprocess.run(command, cwd=ROOT, text=True, capture_output=True, check=False)
     seconds = time.monotonic() - began
+    # The cores other processes kept busy, on average, while it ran: what
+    # the machine did minus what the benchmark's own processes did.
+    others = max(busy_seconds() - busy_before - (own_seconds() - own_before), 0.0) / seconds
     output = RESULTS / f"{benchmark.name}.txt"
-    output.write_text(f"{header} seconds={seconds:.0f}\n# machine: {machine()}\n"
-                      + finished.stdout)
+    output.write_text(f"{header} seconds={seconds:.0f} others={others:.2f}\n"
+                      f"# machine: {machine()}\n" + finished.stdout)
     if finished.returncode != 0:
         sys.stderr.write(finished.stderr[-4000:])
         print(f"   FAILED (exit {finished.returncode}) after {seconds:.0f} s; output in {output}")
@@ -304,7 +320,7 @@ def spread(values):
 def table(summaries):
     lines = [
         "| benchmark | ranks | MPICH time / flowio time: median [lowest - highest] | cells "
-        "| what ran | commit | date (UTC) | load |",
+        "| what ran | commit | date (UTC) | others' load |",
         "|---|---|---|---|---|---|---|---|",
     ]
     for benchmark, summary in summaries:
@@ -324,7 +340,7 @@ def table(summaries):
             lines.append(
                 f"| [{row.label}](results/{benchmark.name}.txt) | {benchmark.ranks} | {figure} "
                 f"| {len(values) or ''} | {benchmark.about}{quick} | {header.get('commit', '?')} "
-                f"| {header.get('date', '?')} | {header.get('load', '?')} |")
+                f"| {header.get('date', '?')} | {header.get('others', '?')} |")
     return "\n".join(lines)
 
 
@@ -437,8 +453,8 @@ def sweep_section(plots):
         header = header_of(text)
         quick = ", a --quick run: not figures to publish" if header.get("quick") == "1" else ""
         parts.append(f"**{benchmark.ranks} ranks** ([results](results/{path.name}): commit "
-                     f"{header.get('commit', '?')}, {header.get('date', '?')}, load "
-                     f"{header.get('load', '?')}, {header.get('seconds', '?')} s{quick})")
+                     f"{header.get('commit', '?')}, {header.get('date', '?')}, others' load "
+                     f"{header.get('others', '?')}, {header.get('seconds', '?')} s{quick})")
         mine = sorted((p for p in plots if f"_{benchmark.ranks}ranks_" in p.name), key=order)
         parts += [f"![{p.stem}](results/{p.name})" for p in mine]
         worst += worst_cells(benchmark, records_of(text))
