@@ -5,9 +5,10 @@ benchmark page.
 Each benchmark of SUITE runs once (its own repetitions interleave flowio
 and MPICH inside the run), its output going to bench/results/NAME.txt
 after a header line that records the commit, the date, the machine and
-how busy other processes kept it meanwhile. Then, from whatever bench/results holds, the script writes
-bench/results/summary.png, the ncio sweep plots (bench/plot.py) and
-bench/README.md: bench/README.template.md with the table of the latest run
+how busy other processes kept it meanwhile. Then, from whatever
+bench/results holds, the script writes bench/results/summary.png, the
+ncio sweep plots (bench/plot.py) and bench/README.md:
+bench/README.template.md with the table of the latest run
 of every benchmark, the summary plot, and the sweeps' plots and worst cells
 in place of its three marker lines.
 

@@ -28,13 +28,17 @@ class Flattened {
   std::string text_;
 };
 
-// Field by field, with the name of each, so that a mismatch can say which.
-std::vector<std::pair<std::string, std::string>> fields(const CaseOutcome& outcome) {
-  std::vector<std::pair<std::string, std::string>> named;
-  auto add = [&](const char* name, auto&& fill) {
-    Flattened flat;
-    fill(flat);
-    named.emplace_back(name, flat.take());
+// Field by field, each framed with its name (so that a mismatch can say
+// which), in the order a kept outcome holds them.
+std::vector<std::pair<std::string, std::string>> framed_fields(const CaseOutcome& outcome) {
+  std::vector<std::pair<std::string, std::string>> framed;
+  auto add = [&](const std::string& name, auto&& fill) {
+    Flattened value;
+    fill(value);
+    Flattened field;
+    field.bytes(name);
+    field.bytes(value.take());
+    framed.emplace_back(name, field.take());
   };
   add("counts", [&](Flattened& f) { f.bytes(outcome.bytes); });
   add("pointers", [&](Flattened& f) { f.bytes(outcome.positions); });
@@ -49,7 +53,7 @@ std::vector<std::pair<std::string, std::string>> fields(const CaseOutcome& outco
   add("file image", [&](Flattened& f) { f.bytes(outcome.image); });
   add("removal at close", [&](Flattened& f) { f.scalar(outcome.removed_at_close); });
   add("failure", [&](Flattened& f) { f.bytes(outcome.failure); });
-  return named;
+  return framed;
 }
 
 }  // namespace
@@ -58,32 +62,23 @@ void keep_outcome(const std::string& path, const CaseOutcome& outcome) {
   // A sparse case's file is compared in place and not copied: nothing kept.
   if (!outcome.kept_file.empty()) return;
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  for (const auto& [name, value] : fields(outcome)) {
-    Flattened header;
-    header.bytes(name);
-    header.bytes(value);
-    out << header.take();
-  }
+  for (const auto& [name, field] : framed_fields(outcome)) out << field;
 }
 
 bool same_as_kept(const std::string& path, const CaseOutcome& outcome, std::string& why) {
   std::ifstream in(path, std::ios::binary);
   const std::string kept{std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-  std::string fresh;
-  for (const auto& [name, value] : fields(outcome)) {
-    Flattened header;
-    header.bytes(name);
-    header.bytes(value);
-    const std::string field = header.take();
-    if (kept.compare(fresh.size(), field.size(), field) != 0) {
+  std::size_t at = 0;
+  for (const auto& [name, field] : framed_fields(outcome)) {
+    if (kept.compare(at, field.size(), field) != 0) {
       why = kept.empty()
                 ? "nothing was kept at " + path
                 : "it differs from the long run's in its " + name + " (kept at " + path + ")";
       return false;
     }
-    fresh += field;
+    at += field.size();
   }
-  if (kept.size() != fresh.size()) {
+  if (kept.size() != at) {
     why = "the kept outcome at " + path + " is longer than this one";
     return false;
   }
