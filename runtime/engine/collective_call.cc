@@ -192,7 +192,11 @@ void CollectiveCall::complete() {
   op.recorder().fill(record);
   context_.log(std::move(record));
 
-  context_.order().end(op.sequence());
+  if (op.runs_inline()) {
+    context_.order().end_alone(op.sequence());
+  } else {
+    context_.order().end(op.sequence());
+  }
   if (promise_) {
     if (result) {
       promise_->set_exception(result);

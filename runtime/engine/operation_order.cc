@@ -85,12 +85,30 @@ void OperationOrder::end(std::uint64_t sequence) {
     assert(ended_ <= next_start_);
 #endif
   }
+  release(sequence);
+  // Only one that waited may now start: one that comes later starts itself.
+  if (others_wait) start_what_may();
+}
+
+void OperationOrder::data_phase_alone(std::uint64_t sequence) {
+  assert(sequence == next_start_ && waiting_.empty() && running_.empty() && !starting_ &&
+         "alone: every earlier operation ended");
+  ++next_start_;
+}
+
+void OperationOrder::end_alone(std::uint64_t sequence) {
+#ifndef NDEBUG
+  ++ended_;
+  assert(ended_ == next_start_ && sequence + 1 == next_start_);
+#endif
+  release(sequence);
+}
+
+void OperationOrder::release(std::uint64_t sequence) {
   std::atomic<bool>& tags = tags_live_[sequence % kSequencesApart];
   tags.store(false, std::memory_order_release);
   tags.notify_all();
   live_.fetch_sub(1, std::memory_order_release);
-  // Only one that waited may now start: one that comes later starts itself.
-  if (others_wait) start_what_may();
 }
 
 void OperationOrder::abandon(std::uint64_t sequence) {

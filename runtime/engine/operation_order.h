@@ -102,6 +102,13 @@ class OperationOrder {
   // process and nothing of it is in flight on this one. Its footprint no
   // longer holds back others, its tag bits are free.
   void end(std::uint64_t sequence);
+  // The same two steps for an operation that was alone at its turn and
+  // runs on the caller's thread: no other operation is live, and none
+  // begins until it returns (only the caller begins them), so its data
+  // phase starts at once and it ends without the lock; nothing else can
+  // wait for it.
+  void data_phase_alone(std::uint64_t sequence);
+  void end_alone(std::uint64_t sequence);
   // An operation that could not start (begin() was called, nothing was
   // posted): takes its turn without a data phase and ends.
   void abandon(std::uint64_t sequence);
@@ -128,7 +135,13 @@ class OperationOrder {
   // ended, as if it had taken a lock they released.
   std::atomic<std::size_t> live_{0};
 
-  std::mutex mutex_;  // guards what follows
+  // Frees the tag bits of `sequence` and counts it out of live_.
+  void release(std::uint64_t sequence);
+
+  // Guards what follows, except for an operation alone (data_phase_alone,
+  // end_alone): the release of live_ by the operation that ended last and
+  // its acquire in begin() order them.
+  std::mutex mutex_;
   std::uint64_t next_start_ = 0;
   std::map<std::uint64_t, Waiting> waiting_;
   std::vector<std::pair<std::uint64_t, DataFootprint>> running_;  // few at once

@@ -63,6 +63,11 @@ void begin_data_phase(CollectiveCall& call) {
 // data phase, which may run to completion from here.
 void leave_control(CollectiveCall& call) {
   Operation& op = call.operation();
+  if (op.runs_inline()) {
+    call.context().order().data_phase_alone(op.sequence());
+    begin_data_phase(call);
+    return;
+  }
   call.context().order().data_phase_ready(op.sequence(), data_footprint(op),
                                           [&call] { begin_data_phase(call); });
 }
