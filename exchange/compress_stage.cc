@@ -6,28 +6,31 @@
 
 namespace flowio::exchange {
 
+namespace {
+
+// The fields add_statistics sums, each listed once: a field added to
+// CompressionStatistics or CompressionDecisions is summed by adding it here.
+constexpr std::int64_t CompressionStatistics::*kByteCounts[] = {
+    &CompressionStatistics::data_bytes_in,     &CompressionStatistics::data_bytes_out,
+    &CompressionStatistics::metadata_bytes_in, &CompressionStatistics::metadata_bytes_out,
+    &CompressionStatistics::received_bytes_in, &CompressionStatistics::received_bytes_out};
+constexpr double CompressionStatistics::*kSeconds[] = {&CompressionStatistics::compress_seconds,
+                                                       &CompressionStatistics::sample_seconds,
+                                                       &CompressionStatistics::decompress_seconds};
+constexpr std::int64_t CompressionDecisions::*kDecisionCounts[] = {
+    &CompressionDecisions::compressed,      &CompressionDecisions::not_shrinking,
+    &CompressionDecisions::forced_off,      &CompressionDecisions::too_small,
+    &CompressionDecisions::unmeasured_link, &CompressionDecisions::fast_link,
+    &CompressionDecisions::no_saving,       &CompressionDecisions::no_gain_observed,
+    &CompressionDecisions::probes};
+
+}  // namespace
+
 void add_statistics(CompressionStatistics& into, const CompressionStatistics& from) {
   if (into.mode.empty()) into.mode = from.mode;
-  into.data_bytes_in += from.data_bytes_in;
-  into.data_bytes_out += from.data_bytes_out;
-  into.metadata_bytes_in += from.metadata_bytes_in;
-  into.metadata_bytes_out += from.metadata_bytes_out;
-  into.received_bytes_in += from.received_bytes_in;
-  into.received_bytes_out += from.received_bytes_out;
-  into.compress_seconds += from.compress_seconds;
-  into.sample_seconds += from.sample_seconds;
-  into.decompress_seconds += from.decompress_seconds;
-  CompressionDecisions& to = into.decisions;
-  const CompressionDecisions& add = from.decisions;
-  to.compressed += add.compressed;
-  to.not_shrinking += add.not_shrinking;
-  to.forced_off += add.forced_off;
-  to.too_small += add.too_small;
-  to.unmeasured_link += add.unmeasured_link;
-  to.fast_link += add.fast_link;
-  to.no_saving += add.no_saving;
-  to.no_gain_observed += add.no_gain_observed;
-  to.probes += add.probes;
+  for (const auto field : kByteCounts) into.*field += from.*field;
+  for (const auto field : kSeconds) into.*field += from.*field;
+  for (const auto field : kDecisionCounts) into.decisions.*field += from.decisions.*field;
 }
 
 double compress_stage_clock() {
@@ -100,13 +103,7 @@ std::size_t CompressStage::decode(std::span<const std::byte> header, std::span<s
                                   CompressionStatistics& statistics) {
   const double start = compress_stage_clock();
   const FrameHeader checked = decode_in_place(header, region, payload_bytes, scratch);
-  statistics.received_bytes_in += static_cast<std::int64_t>(checked.frame_bytes());
-  statistics.received_bytes_out += static_cast<std::int64_t>(checked.original_bytes);
-  if (checked.method == FrameMethod::lzo1x_1) {
-    const double seconds = compress_stage_clock() - start;
-    statistics.decompress_seconds += seconds;
-    rule_.record_decompression(static_cast<std::int64_t>(checked.original_bytes), seconds);
-  }
+  record_decoded(checked, checked.frame_bytes(), start, statistics);
   return checked.original_bytes;
 }
 
@@ -136,15 +133,19 @@ std::vector<std::int64_t> CompressStage::decode_words(std::span<const std::byte>
                                                       CompressionStatistics& statistics) {
   const double start = compress_stage_clock();
   std::vector<std::int64_t> words = decompress_words(frame, max_words);
-  const FrameHeader header = read_frame_header(frame);
+  record_decoded(read_frame_header(frame), frame.size(), start, statistics);
+  return words;
+}
+
+void CompressStage::record_decoded(const FrameHeader& header, std::size_t frame_bytes, double start,
+                                   CompressionStatistics& statistics) {
+  statistics.received_bytes_in += static_cast<std::int64_t>(frame_bytes);
+  statistics.received_bytes_out += static_cast<std::int64_t>(header.original_bytes);
   if (header.method == FrameMethod::lzo1x_1) {
     const double seconds = compress_stage_clock() - start;
     statistics.decompress_seconds += seconds;
     rule_.record_decompression(static_cast<std::int64_t>(header.original_bytes), seconds);
   }
-  statistics.received_bytes_in += static_cast<std::int64_t>(frame.size());
-  statistics.received_bytes_out += static_cast<std::int64_t>(header.original_bytes);
-  return words;
 }
 
 }  // namespace flowio::exchange

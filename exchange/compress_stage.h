@@ -101,6 +101,12 @@ class CompressStage {
                                          CompressionStatistics& statistics);
 
  private:
+  // Counts a received frame of `frame_bytes` whose header is `header`,
+  // decoded since `start` (compress_stage_clock()); the time of an LZO
+  // frame's decoding goes to the rule as well (a raw one costs none).
+  void record_decoded(const FrameHeader& header, std::size_t frame_bytes, double start,
+                      CompressionStatistics& statistics);
+
   CompressionRule& rule_;
   const CompressionRule::Stage stage_;
   // Original bytes this stage sent compressed (encode may run on several
