@@ -32,6 +32,10 @@ class ProgressCallback {
 
 }  // namespace
 
+std::exception_ptr mpi_failure(int code, const char* what) {
+  return code == MPI_SUCCESS ? nullptr : std::make_exception_ptr(MpiError(what, code));
+}
+
 Channel::Channel(MPI_Comm comm, ProgressPort& progress) : progress_(progress) {
   check_mpi(MPI_Comm_dup(comm, &comm_), "MPI_Comm_dup for a lock");
   MPI_Comm_rank(comm_, &rank_);

@@ -7,6 +7,7 @@
 
 #include <condition_variable>
 #include <cstddef>
+#include <exception>
 #include <functional>
 #include <mutex>
 #include <vector>
@@ -14,6 +15,10 @@
 #include "sync/progress_port.h"
 
 namespace flowio::sync {
+
+// What a failed step of a lock algorithm hands on: null for MPI_SUCCESS,
+// else an MpiError with `code` whose message is `what` (the step).
+std::exception_ptr mpi_failure(int code, const char* what);
 
 // Thread safety: watch() and poll() from any thread; close() from one.
 class Channel {

@@ -24,9 +24,7 @@ void HybridMutex::await_hand_off(Done granted) {
     return;
   }
   channel().watch({request}, [granted = std::move(granted)](int received) {
-    granted(received == MPI_SUCCESS
-                ? nullptr
-                : std::make_exception_ptr(MpiError("lock: hand-off", received)));
+    granted(mpi_failure(received, "lock: hand-off"));
   });
 }
 

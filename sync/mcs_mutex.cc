@@ -1,27 +1,15 @@
 #include "sync/mcs_mutex.h"
 
-#include "flowio/error.h"
-
 namespace flowio::sync {
 namespace {
 
 constexpr int kSuccessorTag = 1;  // int payload: the successor's rank
 constexpr int kHandOffTag = 2;    // zero bytes
 
-std::exception_ptr mpi_failure(int code, const char* what) {
-  return code == MPI_SUCCESS ? nullptr : std::make_exception_ptr(MpiError(what, code));
-}
-
-int rank_of(MPI_Comm comm) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  return rank;
-}
-
 }  // namespace
 
 McsMutex::McsMutex(MPI_Comm comm, ProgressPort& progress, int home)
-    : channel_(comm, progress), home_(home), tail_(channel_, rank_of(comm) == home ? 1 : 0) {
+    : channel_(comm, progress), home_(home), tail_(channel_, channel_.rank() == home ? 1 : 0) {
   if (channel_.rank() == home_ && tail_.remote()) {
     home_poll_ = std::make_unique<HomePoll>(progress, channel_.comm(), tail_, 1);
   }
@@ -73,17 +61,7 @@ void McsMutex::release(Done released) {
     usurper_ = 0;
     MPI_Request request = MPI_REQUEST_NULL;
     const int posted = MPI_Imrecv(&successor_, 1, MPI_INT, &message, &request);
-    if (posted != MPI_SUCCESS) {
-      released(mpi_failure(posted, "unlock: MPI_Imrecv"));
-      return;
-    }
-    channel_.watch({request}, [this, released = std::move(released)](int code) {
-      if (code != MPI_SUCCESS) {
-        released(mpi_failure(code, "unlock: receiving the successor"));
-        return;
-      }
-      send_to_successor(released);
-    });
+    await_successor(posted, "unlock: MPI_Imrecv", request, std::move(released));
     return;
   }
   operand_ = 0;
@@ -115,8 +93,13 @@ void McsMutex::pass_to_successor(Done released) {
   MPI_Request request = MPI_REQUEST_NULL;
   const int posted =
       MPI_Irecv(&successor_, 1, MPI_INT, MPI_ANY_SOURCE, kSuccessorTag, channel_.comm(), &request);
+  await_successor(posted, "unlock: MPI_Irecv of the successor", request, std::move(released));
+}
+
+void McsMutex::await_successor(int posted, const char* posting, MPI_Request request,
+                               Done released) {
   if (posted != MPI_SUCCESS) {
-    released(mpi_failure(posted, "unlock: MPI_Irecv of the successor"));
+    released(mpi_failure(posted, posting));
     return;
   }
   channel_.watch({request}, [this, released = std::move(released)](int code) {

@@ -53,6 +53,10 @@ class McsMutex final : public MutexProtocol {
   // forwarded by a releaser), then hands it the lock or, with an usurper,
   // queues it behind the usurper.
   void pass_to_successor(Done released);
+  // Sends to the successor once `request`, the receive of its rank into
+  // successor_, completes; `posted` is what posting it returned (`posting`
+  // names the call in the error when it failed).
+  void await_successor(int posted, const char* posting, MPI_Request request, Done released);
   void send_to_successor(Done released);
   std::uint64_t tail_value() const { return static_cast<std::uint64_t>(channel_.rank()) + 1; }
 

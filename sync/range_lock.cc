@@ -18,12 +18,6 @@ namespace {
 
 constexpr int kWakeTag = 1;  // plus the waiter's local slot
 
-int rank_of(MPI_Comm comm) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  return rank;
-}
-
 int table_words(MPI_Comm comm) {
   int ranks = 1;
   MPI_Comm_size(comm, &ranks);
@@ -56,7 +50,7 @@ struct RangeLock::State : std::enable_shared_from_this<State> {
       : channel(comm, progress),
         home(home_rank),
         words(table_words(comm)),
-        table(channel, rank_of(comm) == home_rank ? table_words(comm) : 0),
+        table(channel, channel.rank() == home_rank ? table_words(comm) : 0),
         table_mutex(std::move(mutex)) {
     if (channel.rank() == home && table.remote()) {
       home_poll = std::make_unique<HomePoll>(progress, channel.comm(), table, words);

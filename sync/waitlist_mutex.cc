@@ -8,10 +8,6 @@
 namespace flowio::sync {
 namespace {
 
-std::exception_ptr mpi_failure(int code, const char* what) {
-  return code == MPI_SUCCESS ? nullptr : std::make_exception_ptr(MpiError(what, code));
-}
-
 // `comm`, once it is known to fit in the waitlist word.
 MPI_Comm fitting_waitlist(MPI_Comm comm) {
   int ranks = 1;
@@ -25,18 +21,12 @@ MPI_Comm fitting_waitlist(MPI_Comm comm) {
   return comm;
 }
 
-int rank_of(MPI_Comm comm) {
-  int rank = 0;
-  MPI_Comm_rank(comm, &rank);
-  return rank;
-}
-
 }  // namespace
 
 WaitlistMutex::WaitlistMutex(MPI_Comm comm, ProgressPort& progress, int home)
     : channel_(fitting_waitlist(comm), progress),
       home_(home),
-      waitlist_(channel_, rank_of(comm) == home ? 1 : 0) {
+      waitlist_(channel_, channel_.rank() == home ? 1 : 0) {
   if (channel_.rank() == home_ && waitlist_.remote()) {
     home_poll_ = std::make_unique<HomePoll>(progress, channel_.comm(), waitlist_, 1);
   }
