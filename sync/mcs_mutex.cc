@@ -77,13 +77,8 @@ void McsMutex::release(Done released) {
     }
     operand_ = queued_tail_;
     MPI_Request back = tail_.fetch_and_op(&operand_, &usurper_, home_, 0, MPI_REPLACE);
-    channel_.watch({back}, [this, released](int restored) {
-      if (restored != MPI_SUCCESS) {
-        released(mpi_failure(restored, "unlock: swap back of the queue's tail"));
-        return;
-      }
-      pass_to_successor(released);
-    });
+    channel_.watch({back}, then_unless_failed("unlock: swap back of the queue's tail",
+                                              &McsMutex::pass_to_successor, released));
   });
 }
 
@@ -102,13 +97,19 @@ void McsMutex::await_successor(int posted, const char* posting, MPI_Request requ
     released(mpi_failure(posted, posting));
     return;
   }
-  channel_.watch({request}, [this, released = std::move(released)](int code) {
+  channel_.watch({request}, then_unless_failed("unlock: receiving the successor",
+                                               &McsMutex::send_to_successor, std::move(released)));
+}
+
+std::function<void(int)> McsMutex::then_unless_failed(const char* what,
+                                                      void (McsMutex::*next)(Done), Done released) {
+  return [this, what, next, released = std::move(released)](int code) {
     if (code != MPI_SUCCESS) {
-      released(mpi_failure(code, "unlock: receiving the successor"));
+      released(mpi_failure(code, what));
       return;
     }
-    send_to_successor(released);
-  });
+    (this->*next)(released);
+  };
 }
 
 void McsMutex::send_to_successor(Done released) {

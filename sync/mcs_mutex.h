@@ -30,6 +30,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "sync/channel.h"
@@ -58,6 +59,10 @@ class McsMutex final : public MutexProtocol {
   // names the call in the error when it failed).
   void await_successor(int posted, const char* posting, MPI_Request request, Done released);
   void send_to_successor(Done released);
+  // A watch's completion for a step of the release (`what` names it):
+  // hands its failure to `released`, or goes on with `next(released)`.
+  std::function<void(int)> then_unless_failed(const char* what, void (McsMutex::*next)(Done),
+                                              Done released);
   std::uint64_t tail_value() const { return static_cast<std::uint64_t>(channel_.rank()) + 1; }
 
   Channel channel_;
