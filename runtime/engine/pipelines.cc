@@ -1,6 +1,7 @@
 #include "runtime/engine/pipelines.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "runtime/engine/clock.h"
 #include "runtime/engine/collective_call.h"
@@ -87,55 +88,39 @@ void leave_item(CollectiveCall& call) {
   begin_agreement(call);
 }
 
+// The stage lists and the pipelines, constant: a call looks its pipeline
+// up at every stage, so the table is built by the compiler, not at first use.
+constexpr StageBody kControlStages[] = {gather_stage, realms_stage, metadata_stage, plan_stage,
+                                        plan_check_stage};
+constexpr StageBody kClientStages[] = {pack_stage, client_compress_stage, client_exchange_stage,
+                                       client_decompress_stage, unpack_stage};
+constexpr StageBody kClientConvertedStages[] = {convert_stage, client_compress_stage,
+                                                client_exchange_stage, client_decompress_stage,
+                                                convert_back_stage};
+constexpr StageBody kWindowStages[] = {window_read_stage, window_compress_stage,
+                                       window_exchange_stage, window_decompress_stage,
+                                       window_write_stage};
+constexpr StageBody kRoundStages[] = {round_prepare_stage, round_exchange_stage,
+                                      round_finish_stage};
+constexpr StageBody kDirectStages[] = {direct_lock_stage, direct_io_stage};
+constexpr StageBody kAgreeStages[] = {persist_stage, agree_stage};
+
+// By PipelineKind.
+constexpr Pipeline kPipelines[] = {
+    {"control", kControlStages, true, leave_control},
+    {"client", kClientStages, false, leave_item},           // zero copy
+    {"client", kClientStages, false, leave_item},           // staged
+    {"client", kClientConvertedStages, false, leave_item},  // converted
+    {"window", kWindowStages, false, leave_item},
+    {"round", kRoundStages, true, leave_item},
+    {"direct", kDirectStages, false, begin_agreement},
+    {"agree", kAgreeStages, false, complete_call},
+};
+static_assert(std::size(kPipelines) == static_cast<std::size_t>(PipelineKind::count));
+
 }  // namespace
 
-const Pipeline& pipeline(PipelineKind kind) {
-  static const Pipeline kControl{
-      "control",
-      {gather_stage, realms_stage, metadata_stage, plan_stage, plan_check_stage},
-      true,
-      leave_control};
-  static const Pipeline kClient{"client",
-                                {pack_stage, client_compress_stage, client_exchange_stage,
-                                 client_decompress_stage, unpack_stage},
-                                false,
-                                leave_item};
-  static const Pipeline kClientConverted{
-      "client",
-      {convert_stage, client_compress_stage, client_exchange_stage, client_decompress_stage,
-       convert_back_stage},
-      false,
-      leave_item};
-  static const Pipeline kWindow{"window",
-                                {window_read_stage, window_compress_stage, window_exchange_stage,
-                                 window_decompress_stage, window_write_stage},
-                                false,
-                                leave_item};
-  static const Pipeline kRound{
-      "round", {round_prepare_stage, round_exchange_stage, round_finish_stage}, true, leave_item};
-  static const Pipeline kDirect{
-      "direct", {direct_lock_stage, direct_io_stage}, false, begin_agreement};
-  static const Pipeline kAgree{"agree", {persist_stage, agree_stage}, false, complete_call};
-  switch (kind) {
-    case PipelineKind::control:
-      return kControl;
-    case PipelineKind::client_zero_copy:
-    case PipelineKind::client_staged:
-      return kClient;
-    case PipelineKind::client_converted:
-      return kClientConverted;
-    case PipelineKind::window:
-      return kWindow;
-    case PipelineKind::round:
-      return kRound;
-    case PipelineKind::direct:
-      return kDirect;
-    case PipelineKind::agree:
-    case PipelineKind::count:
-      break;
-  }
-  return kAgree;
-}
+const Pipeline& pipeline(PipelineKind kind) { return kPipelines[static_cast<std::size_t>(kind)]; }
 
 std::size_t pipeline_limit(PipelineKind kind, int buffers_in_flight, int aggregators) {
   const auto in_flight = static_cast<std::size_t>(std::max(buffers_in_flight, 1));

@@ -31,7 +31,7 @@
 #pragma once
 
 #include <cstddef>
-#include <vector>
+#include <span>
 
 #include "runtime/stages/stages.h"
 
@@ -53,7 +53,7 @@ enum class PipelineKind {
 
 struct Pipeline {
   const char* name;
-  std::vector<StageBody> stages;
+  std::span<const StageBody> stages;
   // Items pass each stage one at a time, in the order they entered (a
   // serial node): for the control stages, so that every process consults
   // its plan cache in call order, and for rounds, collective calls posted
