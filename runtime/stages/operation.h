@@ -15,7 +15,6 @@
 #include <exception>
 #include <memory>
 #include <mutex>
-#include <type_traits>
 #include <utility>
 #include <variant>
 
@@ -80,25 +79,26 @@ class Operation {
   // The data of the phase the operation is in; `Phase` must be it.
   template <typename Phase>
   Phase& phase() {
-    assert(std::holds_alternative<Phase>(phase_) && "a stage of another phase");
-    return *std::get_if<Phase>(&phase_);
+    assert(std::holds_alternative<Phase>(phases_[current_]) && "a stage of another phase");
+    return *std::get_if<Phase>(&phases_[current_]);
   }
   template <typename Phase>
   bool in() const {
-    return std::holds_alternative<Phase>(phase_);
+    return std::holds_alternative<Phase>(phases_[current_]);
   }
   // Ends phase `Old`, which the operation is in, and begins `Phase`, made
   // from the old one's data (nothing of it may be in flight: its buffers
   // move) and `arguments`. Returns the new phase's data.
   template <typename Phase, typename Old, typename... Arguments>
   Phase& begin_phase(Arguments&&... arguments) {
-    if constexpr (std::is_move_constructible_v<Old>) {
-      Old old = std::move(phase<Old>());
-      return phase_.template emplace<Phase>(std::move(old), std::forward<Arguments>(arguments)...);
-    } else {
-      Phase next(std::move(phase<Old>()), std::forward<Arguments>(arguments)...);
-      return phase_.template emplace<Phase>(std::move(next));
-    }
+    // Made in the other slot straight from the old phase, which is then
+    // destroyed: the members handed on move once.
+    auto& next = phases_[1 - current_];
+    Phase& made = next.template emplace<Phase>(std::move(phase<Old>()),
+                                               std::forward<Arguments>(arguments)...);
+    phases_[current_].template emplace<std::monostate>();
+    current_ = 1 - current_;
+    return made;
   }
 
  private:
@@ -117,7 +117,11 @@ class Operation {
   std::unique_ptr<CompressionStatistics> compression_;
   std::atomic<bool> compressed_{false};  // compression_ is set
 
-  std::variant<Announcing, Planning, Moving, Agreeing> phase_;
+  // The phase the operation is in, phases_[current_], and the slot the
+  // next one is made in (empty between transitions).
+  using PhaseSlot = std::variant<std::monostate, Announcing, Planning, Moving, Agreeing>;
+  PhaseSlot phases_[2]{PhaseSlot(std::in_place_type<Announcing>), PhaseSlot()};
+  int current_ = 0;
 };
 
 }  // namespace flowio::runtime
