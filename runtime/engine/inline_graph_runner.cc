@@ -49,21 +49,28 @@ void InlineGraphRunner::run(Step step) {
     }
     running_slot_ = slot;
     went_on_ = false;
-    definition.stages[step.stage](step.token.call->operation(), step.token.item, [this, slot] {
-      // Before its stage returned (most stages of a small call): the item
-      // goes straight on, in the loop, instead of through the queue.
-      if (slot == running_slot_) {
-        went_on_ = true;
-        return;
-      }
-      ready_.push_back(parked_[slot]);
-      free_slots_.push_back(slot);
-    });
+    definition.stages[step.stage](step.token.call->operation(), step.token.item,
+                                  Next(go_on, this, slot));
     running_slot_ = kNoSlot;
     if (!went_on_) return;
     step = parked_[slot];
     free_slots_.push_back(slot);
   }
+}
+
+void InlineGraphRunner::go_on(void* runner, std::uintptr_t slot) {
+  static_cast<InlineGraphRunner*>(runner)->go_on(static_cast<std::size_t>(slot));
+}
+
+void InlineGraphRunner::go_on(std::size_t slot) {
+  // Before its stage returned (most stages of a small call): the item goes
+  // straight on, in the loop, instead of through the queue.
+  if (slot == running_slot_) {
+    went_on_ = true;
+    return;
+  }
+  ready_.push_back(parked_[slot]);
+  free_slots_.push_back(slot);
 }
 
 void InlineGraphRunner::drive(const std::function<bool()>& done) {

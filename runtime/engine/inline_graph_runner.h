@@ -50,11 +50,13 @@ class InlineGraphRunner final : public GraphRunner {
   void admit(PipelineKind kind);
   // Runs the item's stages for as long as each finishes before it returns.
   void run(Step step);
+  // A stage's `next`: the item parked in `slot` goes on.
+  static void go_on(void* runner, std::uintptr_t slot);
+  void go_on(std::size_t slot);
 
   std::array<Chain, static_cast<std::size_t>(PipelineKind::count)> chains_;
   std::deque<Step> ready_;  // steps whose items may go on
-  // Steps whose stage waits: a stage's `next` names its slot, which keeps
-  // the callback small enough to need no allocation.
+  // Steps whose stage waits: a stage's `next` names its slot.
   std::vector<Step> parked_;
   std::vector<std::size_t> free_slots_;
   static constexpr std::size_t kNoSlot = static_cast<std::size_t>(-1);

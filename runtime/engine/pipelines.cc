@@ -1,6 +1,7 @@
 #include "runtime/engine/pipelines.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <iterator>
 
 #include "runtime/engine/clock.h"
@@ -17,45 +18,48 @@ void begin_agreement(CollectiveCall& call) {
   call.runner().enqueue(PipelineKind::agree, call, 1);
 }
 
-// The operation's turn has come: its data phase begins, with its items in
-// their pipelines (windows first: an aggregator's receives, or sends,
-// posted early let the clients' messages complete as they come), or this
-// process's own part, or straight to the agreement.
-void begin_data_phase(CollectiveCall& call) {
+// The data phase, once the lease is held (at once outside atomic mode):
+// its items in their pipelines (windows first: an aggregator's receives,
+// or sends, posted early let the clients' messages complete as they come),
+// or this process's own part, or straight to the agreement.
+void enter_data_phase(void* context, std::uintptr_t) {
+  CollectiveCall& call = *static_cast<CollectiveCall*>(context);
   Operation& op = call.operation();
-  const DataRoute route = data_route(op);
-  op.begin_phase<Moving, Planning>(route);
-  after_lease(op, [&call] {
-    Operation& op = call.operation();
-    const DataItems items = prepare_data_phase(op);
-    GraphRunner& runner = call.runner();
-    switch (op.phase<Moving>().route) {
-      case DataRoute::none:
-        begin_agreement(call);
-        return;
-      case DataRoute::direct:
-        runner.enqueue(PipelineKind::direct, call, 1);
-        return;
-      case DataRoute::two_phase:
-        break;
-    }
-    if (items.client + items.window + items.round == 0) {
+  const DataItems items = prepare_data_phase(op);
+  GraphRunner& runner = call.runner();
+  switch (op.phase<Moving>().route) {
+    case DataRoute::none:
       begin_agreement(call);
       return;
-    }
-    if (items.round > 0) {
-      runner.enqueue(PipelineKind::round, call, items.round);
+    case DataRoute::direct:
+      runner.enqueue(PipelineKind::direct, call, 1);
       return;
-    }
-    if (items.window > 0) runner.enqueue(PipelineKind::window, call, items.window);
-    if (items.client > 0) {
-      const CollectiveRequest& request = op.request();
-      runner.enqueue(request.conversion            ? PipelineKind::client_converted
-                     : request.memory.contiguous() ? PipelineKind::client_zero_copy
-                                                   : PipelineKind::client_staged,
-                     call, items.client);
-    }
-  });
+    case DataRoute::two_phase:
+      break;
+  }
+  if (items.client + items.window + items.round == 0) {
+    begin_agreement(call);
+    return;
+  }
+  if (items.round > 0) {
+    runner.enqueue(PipelineKind::round, call, items.round);
+    return;
+  }
+  if (items.window > 0) runner.enqueue(PipelineKind::window, call, items.window);
+  if (items.client > 0) {
+    const CollectiveRequest& request = op.request();
+    runner.enqueue(request.conversion            ? PipelineKind::client_converted
+                   : request.memory.contiguous() ? PipelineKind::client_zero_copy
+                                                 : PipelineKind::client_staged,
+                   call, items.client);
+  }
+}
+
+// The operation's turn has come: its data phase begins.
+void begin_data_phase(CollectiveCall& call) {
+  Operation& op = call.operation();
+  op.begin_phase<Moving, Planning>(data_route(op));
+  after_lease(op, Next(enter_data_phase, &call));
 }
 
 // Leaving the control pipeline: the operation waits for its turn to start

@@ -1,11 +1,32 @@
 #include "runtime/engine/tbb_graph_runner.h"
 
+#include <cstdint>
+#include <memory>
+
 #include "runtime/engine/collective_call.h"
 #include "runtime/engine/engine.h"
 
 namespace flowio::runtime {
 
 namespace flow = tbb::flow;
+
+namespace {
+
+// A stage's `next` in the graph: the item and the node it leaves, kept
+// until the stage lets it go on (possibly from another thread: the
+// progress engine or the I/O thread).
+struct Resumption {
+  GraphToken token;
+  flow::async_node<GraphToken, GraphToken>::gateway_type& gateway;
+};
+
+void go_on(void* context, std::uintptr_t) {
+  const std::unique_ptr<Resumption> resumption(static_cast<Resumption*>(context));
+  resumption->gateway.try_put(resumption->token);
+  resumption->gateway.release_wait();
+}
+
+}  // namespace
 
 TbbGraphRunner::TbbGraphRunner(Engine& engine, int buffers_in_flight, int aggregators)
     : engine_(engine),
@@ -36,17 +57,13 @@ void TbbGraphRunner::build(PipelineKind kind) {
     flow::make_edge(*chain.queue, *chain.limiter);
   }
   for (StageBody body : definition.stages) {
-    chain.stages.push_back(
-        std::make_unique<StageNode>(graph, definition.serial ? flow::serial : flow::unlimited,
-                                    [body](const Token& token, StageNode::gateway_type& gateway) {
-                                      // Held until the stage lets the item go on, possibly from
-                                      // another thread (the progress engine or the I/O thread).
-                                      gateway.reserve_wait();
-                                      body(token.call->operation(), token.item, [token, &gateway] {
-                                        gateway.try_put(token);
-                                        gateway.release_wait();
-                                      });
-                                    }));
+    chain.stages.push_back(std::make_unique<StageNode>(
+        graph, definition.serial ? flow::serial : flow::unlimited,
+        [body](const Token& token, StageNode::gateway_type& gateway) {
+          // Held until the stage lets the item go on.
+          gateway.reserve_wait();
+          body(token.call->operation(), token.item, Next(go_on, new Resumption{token, gateway}));
+        }));
   }
   const auto leave = definition.leave;
   chain.leave = std::make_unique<flow::function_node<Token, flow::continue_msg>>(

@@ -37,7 +37,7 @@ DataItems prepare_data_phase(Operation& op) {
   return items;
 }
 
-void after_lease(Operation& op, std::function<void()> then) {
+void after_lease(Operation& op, Next then) {
   Moving& moving = op.phase<Moving>();
   if (!moving.lease_pending.valid()) {
     then();
@@ -48,11 +48,10 @@ void after_lease(Operation& op, std::function<void()> then) {
     then();
     return;
   }
-  moving.lease_pending.then(inline_executor(),
-                            [&op, then = std::move(then)](Future<sync::Lease> held) {
-                              op.guarded([&] { op.phase<Moving>().lease = held.get(); }, nullptr);
-                              then();
-                            });
+  moving.lease_pending.then(inline_executor(), [&op, then](Future<sync::Lease> held) {
+    op.guarded([&] { op.phase<Moving>().lease = held.get(); }, nullptr);
+    then();
+  });
 }
 
 }  // namespace flowio::runtime

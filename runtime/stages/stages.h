@@ -26,14 +26,30 @@
 #pragma once
 
 #include <cstddef>
-#include <functional>
+#include <cstdint>
 
 #include "runtime/engine/operation_order.h"
 #include "runtime/stages/operation.h"
 
 namespace flowio::runtime {
 
-using Next = std::function<void()>;
+// How a stage lets its item go on: `next()`, called once, at once or later
+// from the executor. A plain function and two words, not a std::function:
+// a small call passes through a dozen stages, and making, moving and
+// destroying a std::function at each cost it more than the stage's work.
+class Next {
+ public:
+  using Resume = void (*)(void* context, std::uintptr_t token);
+  Next(Resume resume, void* context, std::uintptr_t token = 0)
+      : resume_(resume), context_(context), token_(token) {}
+  void operator()() const { resume_(context_, token_); }
+
+ private:
+  Resume resume_;
+  void* context_;
+  std::uintptr_t token_;
+};
+
 using StageBody = void (*)(Operation& op, std::size_t item, Next next);
 
 // Control, one item per operation, in call order. The offsets stage runs
@@ -93,7 +109,7 @@ DataItems prepare_data_phase(Operation& op);
 // for (at once when none). Inline, the caller waits for it here; in the
 // background the lease's continuation runs `then`, which only hands work
 // on (no worker waits for a lock).
-void after_lease(Operation& op, std::function<void()> then);
+void after_lease(Operation& op, Next then);
 
 // This process's own part of a direct-mode operation: moves `request`'s
 // data between its memory and its pieces of the file and returns the bytes

@@ -1,5 +1,7 @@
 #include "tests/stages/stage_harness.h"
 
+#include <cstdint>
+
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <unistd.h>
@@ -136,7 +138,10 @@ std::unique_ptr<runtime::Operation> StageHarness::operation(runtime::CollectiveR
 StageHarness::Finished StageHarness::start(runtime::StageBody stage, runtime::Operation& op,
                                            std::size_t item) {
   auto finished = std::make_shared<Started>(Started{stage, item, false});
-  stage(op, item, [finished] { finished->done = true; });
+  stage(op, item,
+        runtime::Next(
+            [](void* started, std::uintptr_t) { static_cast<Started*>(started)->done = true; },
+            finished.get()));
   return finished;
 }
 
