@@ -2,6 +2,7 @@
 // (runtime/engine/collective_context.h), a process's refusal that still
 // takes part, and the statistics.
 #include <exception>
+#include <functional>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -78,17 +79,21 @@ std::size_t File::Impl::run_collective(bool writing, MPI_Offset offset, const vo
   runtime::CollectiveRequest request =
       collective_request(writing, offset, buffer, count, datatype, advance_pointer, true);
   // As start_request(): a write keeps this process's independent writes
-  // under the sieve lock while it is pending.
+  // under the sieve lock while it is pending. Any other blocking call is
+  // not counted pending: its caller waits for it here, and where the
+  // background finishes it, closing the file waits for the graph it runs
+  // in (a small read saves the two lock pairs).
   const bool writes = request.writing && !request.without_data();
-  begin_collective(writes);
+  if (writes) begin_collective(true);
   std::exception_ptr failure;
   std::size_t moved = 0;
   try {
     moved = runtime::run_collective(
-        collective_context(), std::move(request), [this, writes] { end_collective(writes); },
+        collective_context(), std::move(request),
+        writes ? std::function<void()>([this] { end_collective(true); }) : std::function<void()>(),
         failure);
   } catch (...) {
-    end_collective(writes);
+    if (writes) end_collective(true);
     throw;
   }
   if (failure) std::rethrow_exception(failure);

@@ -210,7 +210,7 @@ void CollectiveCall::complete() {
   }
   std::function<void()> on_done = std::move(on_done_);
   std::shared_ptr<CollectiveCall> last = std::move(self_);  // may destroy this at return
-  on_done();
+  if (on_done) on_done();
 }
 
 void complete_call(CollectiveCall& call) { call.complete(); }

@@ -82,8 +82,10 @@ class CollectiveContext {
 };
 
 // Starts a collective operation. Must be called by every process of the
-// file, in the same order. `on_done` runs after the future completes (the
-// file counts its outstanding operations with it).
+// file, in the same order. `on_done`, when not empty, runs after the
+// future completes (the file counts its outstanding operations with it);
+// it is the call's last touch of anything but itself, and the background
+// runner's destructor waits for it.
 Future<std::size_t> start_collective(CollectiveContext& context, CollectiveRequest request,
                                      std::function<void()> on_done);
 // The same for a blocking call (request.blocking): returns the result that
