@@ -1,7 +1,5 @@
 #include "runtime/engine/inline_graph_runner.h"
 
-#include <time.h>
-
 #include "runtime/engine/backoff.h"
 #include "runtime/engine/clock.h"
 #include "runtime/engine/collective_call.h"
@@ -92,10 +90,7 @@ void InlineGraphRunner::drive(const std::function<bool()>& done) {
     const std::int64_t now = now_ns();
     if (quiet_since < 0) quiet_since = now;
     const std::int64_t pause_ns = Backoff::pause_ns(now - quiet_since);
-    if (pause_ns > 0) {
-      timespec pause{0, pause_ns};
-      ::nanosleep(&pause, nullptr);
-    }
+    if (pause_ns > 0) Backoff::pause(pause_ns);
   }
 }
 

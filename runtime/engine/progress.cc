@@ -2,9 +2,7 @@
 
 #include <poll.h>
 #include <pthread.h>
-#include <sched.h>
 #include <sys/eventfd.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,21 +25,6 @@ void drain(int fd) {
   std::uint64_t count = 0;
   // Nonblocking: nothing to read is not an error, only nothing to do.
   [[maybe_unused]] const ssize_t got = ::read(fd, &count, sizeof count);
-}
-
-// Linux lets a sleep overrun by the thread's timer slack (50 us by
-// default), so a short pause is a yield instead: it gives the core to a
-// process that can use it (an oversubscribed node) and otherwise returns
-// at once, where a nanosleep of 3 us would idle for 50.
-constexpr std::int64_t kShortestSleepNanoseconds = 50'000;
-
-void pause(std::int64_t nanoseconds) {
-  if (nanoseconds < kShortestSleepNanoseconds) {
-    sched_yield();
-    return;
-  }
-  timespec pause{nanoseconds / 1'000'000'000, nanoseconds % 1'000'000'000};
-  ::nanosleep(&pause, nullptr);
 }
 
 }  // namespace
@@ -173,7 +156,7 @@ void Progress::run() {
                                           : static_cast<int>(pause_ns / 1'000'000);
     int ready = ::poll(polled.data(), polled.size(), timeout_ms);
     if (ready == 0 && sleep_finely) {
-      pause(pause_ns);
+      Backoff::pause(pause_ns);
       ready = ::poll(polled.data(), polled.size(), 0);
     }
     if (ready <= 0) continue;
@@ -210,7 +193,7 @@ int wait_all_on_caller(std::span<MPI_Request> requests, MPI_Status* statuses) {
     }
     const std::int64_t pause_ns = Backoff::pause_ns(now - started);
     if (pause_ns > 0) {
-      pause(pause_ns);
+      Backoff::pause(pause_ns);
       untimed = kTestsPerClockRead - 1;
     }
   }
