@@ -1,8 +1,8 @@
 #include "runtime/engine/collective_call.h"
 
 #include <algorithm>
-#include <atomic>
 
+#include "runtime/core/kept_block_allocator.h"
 #include "runtime/engine/clock.h"
 #include "runtime/engine/collective_context.h"
 #include "runtime/engine/graph_runner.h"
@@ -10,41 +10,6 @@
 
 namespace flowio::runtime {
 namespace {
-
-// The memory of the last finished call, kept for the next one (one block
-// per process, taken and given back without a lock): a call is a few
-// kilobytes, more than malloc keeps at hand per thread, and allocating and
-// freeing it cost a small call as much as a clock read.
-template <typename T>
-inline std::atomic<void*> kept_block{nullptr};
-
-template <typename T>
-struct KeptBlockAllocator {
-  using value_type = T;
-  KeptBlockAllocator() = default;
-  template <typename U>
-  KeptBlockAllocator(const KeptBlockAllocator<U>&) noexcept {}
-  T* allocate(std::size_t n) {
-    if (n == 1) {
-      if (void* kept = kept_block<T>.exchange(nullptr, std::memory_order_acquire)) {
-        return static_cast<T*>(kept);
-      }
-    }
-    return std::allocator<T>().allocate(n);
-  }
-  void deallocate(T* block, std::size_t n) {
-    void* none = nullptr;
-    if (n == 1 && kept_block<T>.compare_exchange_strong(none, block, std::memory_order_release,
-                                                        std::memory_order_relaxed)) {
-      return;
-    }
-    std::allocator<T>().deallocate(block, n);
-  }
-  template <typename U>
-  bool operator==(const KeptBlockAllocator<U>&) const noexcept {
-    return true;
-  }
-};
 
 // What a call reports moved: a write, all its bytes; a read, what it found
 // (`found`, when counted) or else what lies before the end of file. In
@@ -79,7 +44,7 @@ std::shared_ptr<CollectiveCall> CollectiveCall::make(CollectiveContext& context,
   const OperationOrder::Turn turn = context.order().begin();
   std::shared_ptr<CollectiveCall> call;
   try {
-    call = std::allocate_shared<CollectiveCall>(KeptBlockAllocator<CollectiveCall>(), context,
+    call = std::allocate_shared<CollectiveCall>(core::KeptBlockAllocator<CollectiveCall>(), context,
                                                 std::move(request), turn.sequence,
                                                 caller_waits && turn.alone, std::move(on_done));
   } catch (...) {

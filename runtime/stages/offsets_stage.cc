@@ -115,7 +115,7 @@ void settle_gather(Operation& op, int code) {
     op.fail(std::make_exception_ptr(MpiError("MPI_Iallgather", code)), "offsets");
     planning.gather = GatherOutcome::failed;
   }
-  const std::vector<Announcement>& all = planning.announcements;
+  const Announcements& all = planning.announcements;
   if (code == MPI_SUCCESS) {
     // Every process sees the same announcements, so every one fails
     // alike here, and the stages after the gather move nothing.

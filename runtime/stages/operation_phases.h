@@ -34,6 +34,7 @@
 #include "exchange/metadata_exchange.h"
 #include "flowio/future.h"
 #include "flowio/statistics.h"
+#include "runtime/core/kept_block_allocator.h"
 #include "runtime/core/realm_policy.h"
 #include "runtime/plan/collective_plan.h"
 #include "runtime/plan/plan_check.h"
@@ -45,6 +46,11 @@
 
 namespace flowio::runtime {
 
+// Every process's announcement, by rank. One process's is kept from call
+// to call (KeptBlockAllocator): a small call on one process made and freed
+// it every time.
+using Announcements = std::vector<Announcement, core::KeptBlockAllocator<Announcement>>;
+
 // This process's part, moved at the call by the offsets stage (a blocking
 // call that runs inline, whose part would go direct).
 struct EarlyPart {
@@ -55,9 +61,9 @@ struct EarlyPart {
 
 // Offsets: written by the offsets stage, at the call; read by the gather.
 struct Announcing {
-  std::vector<Announcement> announcements;  // by rank; this process's filled in
-  AnnouncementExchange exchange;            // owns the requests' room
-  std::span<MPI_Request> requests;          // to complete (none on one process)
+  Announcements announcements;      // by rank; this process's filled in
+  AnnouncementExchange exchange;    // owns the requests' room
+  std::span<MPI_Request> requests;  // to complete (none on one process)
   EarlyPart early;
 };
 
@@ -85,7 +91,7 @@ struct Planning {
   explicit Planning(Announcing&& announcing);
 
   // Gather.
-  std::vector<Announcement> announcements;
+  Announcements announcements;
   std::vector<core::AccessSummary> summaries;  // from the announcements
   GatherOutcome gather = GatherOutcome::go_on;
   EarlyPart early;  // handed on from the offsets stage
@@ -179,7 +185,7 @@ struct Moving {
   Moving& operator=(const Moving&) = delete;
 
   const DataRoute route;
-  std::vector<Announcement> announcements;
+  Announcements announcements;
   std::shared_ptr<const CollectivePlan> plan;
   PlanOrigin origin;
   GatherOutcome gather;
@@ -210,7 +216,7 @@ struct Moving {
 struct Agreeing {
   explicit Agreeing(Moving&& moving);
 
-  std::vector<Announcement> announcements;
+  Announcements announcements;
   std::shared_ptr<const CollectivePlan> plan;
   PlanOrigin origin;
   GatherOutcome gather;

@@ -18,7 +18,7 @@ constexpr std::int64_t kMostPiecesKept = std::int64_t{1} << 20;
 
 // Every process's part of the call's key, read from its announcement.
 struct AnnouncedParts {
-  const std::vector<Announcement>* announcements;
+  const Announcements* announcements;
   PlanKeyPart operator()(std::size_t rank) const {
     const Announcement& a = (*announcements)[rank];
     return PlanKeyPart{a.stream_begin, a.summary.bytes};
