@@ -34,7 +34,7 @@ void OperationRecorder::record_until(Stage stage, std::int64_t begin_ns, std::in
   // completion, through the graph's edges).
   // Zero counts are not added: each add is a locked instruction, and a
   // small call records several spans.
-  Counters& counters = stages_[static_cast<int>(stage)];
+  Counters& counters = touch(stage);
   counters.nanoseconds.fetch_add(end_ns - begin_ns, std::memory_order_relaxed);
   if (bytes != 0) counters.bytes.fetch_add(bytes, std::memory_order_relaxed);
   if (messages != 0) counters.messages.fetch_add(messages, std::memory_order_relaxed);
@@ -64,7 +64,7 @@ void OperationRecorder::record_compression(Stage stage, std::int64_t begin_ns, s
                                            std::int64_t bytes, std::int64_t wire_bytes) {
   const std::int64_t end_ns = now_ns();
   last_end_ns_.store(end_ns, std::memory_order_relaxed);
-  Counters& counters = stages_[static_cast<int>(stage)];
+  Counters& counters = touch(stage);
   counters.nanoseconds.fetch_add(end_ns - begin_ns, std::memory_order_relaxed);
   counters.bytes.fetch_add(bytes, std::memory_order_relaxed);
   if (Trace::process().enabled()) {
@@ -74,6 +74,15 @@ void OperationRecorder::record_compression(Stage stage, std::int64_t begin_ns, s
   }
 }
 
+OperationRecorder::Counters& OperationRecorder::touch(Stage stage) {
+  const unsigned bit = 1u << static_cast<unsigned>(stage);
+  // Most spans are a stage's first: the locked or only when it is.
+  if ((touched_.load(std::memory_order_relaxed) & bit) == 0) {
+    touched_.fetch_or(bit, std::memory_order_relaxed);
+  }
+  return stages_[static_cast<int>(stage)];
+}
+
 void OperationRecorder::add_method(Method method) {
   // Relaxed: read after completion, as the sums.
   methods_.fetch_or(1u << static_cast<unsigned>(method), std::memory_order_relaxed);
@@ -81,7 +90,9 @@ void OperationRecorder::add_method(Method method) {
 
 void OperationRecorder::fill(OperationRecord& record) const {
   record.methods = methods_.load(std::memory_order_relaxed);
+  const unsigned touched = touched_.load(std::memory_order_relaxed);
   for (std::size_t stage = 0; stage < std::size(stages_); ++stage) {
+    if ((touched & (1u << stage)) == 0) continue;
     const Counters& counters = stages_[stage];
     const StageSums sums{counters.nanoseconds.load(std::memory_order_relaxed),
                          counters.bytes.load(std::memory_order_relaxed),
