@@ -28,9 +28,9 @@ std::size_t reported_bytes(FileContext& file, const CollectiveRequest& request,
 
 }  // namespace
 
-CollectiveCall::CollectiveCall(CollectiveContext& context, CollectiveRequest request,
+CollectiveCall::CollectiveCall(CollectiveContext& context, CollectiveRequest&& request,
                                std::uint64_t sequence, bool run_inline,
-                               std::function<void()> on_done)
+                               std::function<void()>&& on_done)
     : context_(context),
       runner_(context.runner(run_inline, *request.settings)),
       operation_(context.file(), std::move(request), sequence, run_inline, runner_.executor(),
@@ -38,8 +38,8 @@ CollectiveCall::CollectiveCall(CollectiveContext& context, CollectiveRequest req
       on_done_(std::move(on_done)) {}
 
 std::shared_ptr<CollectiveCall> CollectiveCall::make(CollectiveContext& context,
-                                                     CollectiveRequest request,
-                                                     std::function<void()> on_done,
+                                                     CollectiveRequest&& request,
+                                                     std::function<void()>&& on_done,
                                                      bool caller_waits) {
   const OperationOrder::Turn turn = context.order().begin();
   std::shared_ptr<CollectiveCall> call;
@@ -51,7 +51,8 @@ std::shared_ptr<CollectiveCall> CollectiveCall::make(CollectiveContext& context,
     context.order().abandon(turn.sequence);
     throw;
   }
-  call->self_ = call;
+  // In the background it holds itself; run() holds one that runs inline.
+  if (!call->operation_.runs_inline()) call->self_ = call;
   return call;
 }
 
@@ -101,7 +102,12 @@ std::size_t CollectiveCall::run(CollectiveContext& context, CollectiveRequest&& 
   }
   // On this thread: the caller's reference keeps the call until its result
   // is read.
-  running.launch();
+  try {
+    running.launch();
+  } catch (...) {
+    running.self_ = std::move(call);  // left to what it posted (launch())
+    throw;
+  }
   context.inline_runner().drive([&running] { return running.done_; });
   failure = running.result_;
   return running.moved_;

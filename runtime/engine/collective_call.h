@@ -8,8 +8,9 @@
 // operation and has the runner run its stages (pipelines.h); when it
 // leaves the agreement, complete() records its statistics, ends its turn
 // and delivers its result. complete() is the only code that completes a
-// collective operation: it is private, and complete_call(), the agree
-// pipeline's leaving (pipelines.cc), is its only caller.
+// collective operation: it is private, and complete_call() is its only
+// caller, called only by the pipelines (pipelines.cc) as the call leaves
+// the agreement, or control when its gather settled it.
 #pragma once
 
 #include <cstddef>
@@ -28,7 +29,7 @@ class CollectiveContext;
 class GraphRunner;
 class CollectiveCall;
 
-// Completes `call` (the agree pipeline's leaving, pipelines.cc).
+// Completes `call` (pipelines.cc: leaving the agreement, or control).
 void complete_call(CollectiveCall& call);
 
 class CollectiveCall {
@@ -46,8 +47,8 @@ class CollectiveCall {
                          std::function<void()>&& on_done, std::exception_ptr& failure);
 
   // Use start() or run(); public for the allocator.
-  CollectiveCall(CollectiveContext& context, CollectiveRequest request, std::uint64_t sequence,
-                 bool run_inline, std::function<void()> on_done);
+  CollectiveCall(CollectiveContext& context, CollectiveRequest&& request, std::uint64_t sequence,
+                 bool run_inline, std::function<void()>&& on_done);
   CollectiveCall(const CollectiveCall&) = delete;
   CollectiveCall& operator=(const CollectiveCall&) = delete;
 
@@ -56,14 +57,16 @@ class CollectiveCall {
   CollectiveContext& context() { return context_; }
 
  private:
-  // The agree pipeline's leaving (pipelines.cc).
+  // pipelines.cc's leaving of the agreement or of control.
   friend void complete_call(CollectiveCall& call);
 
   // Takes the call's turn and makes it; the call holds itself until
-  // complete(). It runs inline when `caller_waits` (run(), which drives
-  // it) and it is alone on its file; the only place that decides.
-  static std::shared_ptr<CollectiveCall> make(CollectiveContext& context, CollectiveRequest request,
-                                              std::function<void()> on_done, bool caller_waits);
+  // complete(), unless it runs inline (run() holds it). It runs inline
+  // when `caller_waits` (run(), which drives it) and it is alone on its
+  // file; the only place that decides.
+  static std::shared_ptr<CollectiveCall> make(CollectiveContext& context,
+                                              CollectiveRequest&& request,
+                                              std::function<void()>&& on_done, bool caller_waits);
   // Runs its stage at the call and sends it on.
   void launch();
   // The end: statistics, the turn, the result, `on_done`. Called once.
@@ -79,7 +82,8 @@ class CollectiveCall {
   std::size_t moved_ = 0;
   std::exception_ptr result_;
   std::function<void()> on_done_;
-  std::shared_ptr<CollectiveCall> self_;  // alive until complete()
+  // Alive until complete() (a call run inline: while run() holds it).
+  std::shared_ptr<CollectiveCall> self_;
 };
 
 }  // namespace flowio::runtime

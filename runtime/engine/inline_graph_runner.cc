@@ -1,5 +1,7 @@
 #include "runtime/engine/inline_graph_runner.h"
 
+#include <algorithm>
+
 #include "runtime/engine/backoff.h"
 #include "runtime/engine/clock.h"
 #include "runtime/engine/collective_call.h"
@@ -8,19 +10,31 @@ namespace flowio::runtime {
 
 void InlineGraphRunner::enqueue(PipelineKind kind, CollectiveCall& call, std::size_t items) {
   Chain& chain = chains_[static_cast<std::size_t>(kind)];
-  for (std::size_t item = 0; item < items; ++item) chain.waiting.push_back(Token{&call, item});
-  admit(kind);
+  const std::size_t limit = limit_of(kind, call);
+  for (std::size_t item = 0; item < items; ++item) {
+    // Straight in while nothing waits before it and there is room.
+    if (chain.waiting.empty() && (limit == 0 || chain.inside < limit)) {
+      ++chain.inside;
+      ready_.push_back(Step{kind, 0, Token{&call, item}});
+    } else {
+      chain.waiting.push_back(Token{&call, item});
+    }
+  }
+}
+
+std::size_t InlineGraphRunner::limit_of(PipelineKind kind, CollectiveCall& call) {
+  const CollectiveSettings& settings = *call.operation().request().settings;
+  // Serial pipelines need none: one thread runs every stage, and stages
+  // that may go on queue up in the order they were let.
+  return pipeline_limit(kind, settings.buffers_in_flight,
+                        static_cast<int>(settings.aggregator_ranks.size()));
 }
 
 void InlineGraphRunner::admit(PipelineKind kind) {
   Chain& chain = chains_[static_cast<std::size_t>(kind)];
   while (!chain.waiting.empty()) {
     const Token token = chain.waiting.front();
-    const CollectiveSettings& settings = *token.call->operation().request().settings;
-    const std::size_t limit = pipeline_limit(kind, settings.buffers_in_flight,
-                                             static_cast<int>(settings.aggregator_ranks.size()));
-    // Serial pipelines need nothing more: one thread runs every stage, and
-    // stages that may go on queue up in the order they were let.
+    const std::size_t limit = limit_of(kind, *token.call);
     if (limit > 0 && chain.inside >= limit) return;
     chain.waiting.pop_front();
     ++chain.inside;
@@ -37,22 +51,27 @@ void InlineGraphRunner::run(Step step) {
       definition.leave(*step.token.call);
       return;
     }
-    std::size_t slot = parked_.size();
-    if (free_slots_.empty()) {
-      parked_.push_back(Step{step.kind, step.stage + 1, step.token});
-    } else {
-      slot = free_slots_.back();
-      free_slots_.pop_back();
-      parked_[slot] = Step{step.kind, step.stage + 1, step.token};
-    }
+    // The slot the item parks in if its stage returns before it goes on;
+    // taken only then (most stages of a small call go on at once).
+    const std::size_t slot = free_slots_.empty() ? parked_.size() : free_slots_.back();
     running_slot_ = slot;
     went_on_ = false;
     definition.stages[step.stage](step.token.call->operation(), step.token.item,
                                   Next(go_on, this, slot));
     running_slot_ = kNoSlot;
-    if (!went_on_) return;
-    step = parked_[slot];
-    free_slots_.push_back(slot);
+    ++step.stage;
+    if (went_on_) continue;
+    if (slot == parked_.size()) {
+      parked_.push_back(step);
+    } else {
+      // Still free, though maybe no longer last: a stage may let another
+      // item go on before it returns.
+      std::iter_swap(std::find(free_slots_.begin(), free_slots_.end(), slot),
+                     free_slots_.end() - 1);
+      free_slots_.pop_back();
+      parked_[slot] = step;
+    }
+    return;
   }
 }
 

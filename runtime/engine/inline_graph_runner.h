@@ -46,6 +46,8 @@ class InlineGraphRunner final : public GraphRunner {
     Token token;
   };
 
+  // How many items of `kind` may be inside at once for `call` (0: any).
+  static std::size_t limit_of(PipelineKind kind, CollectiveCall& call);
   // Lets waiting items of `kind` in, within its limit.
   void admit(PipelineKind kind);
   // Runs the item's stages for as long as each finishes before it returns.

@@ -90,7 +90,7 @@ void OperationOrder::end(std::uint64_t sequence) {
   if (others_wait) start_what_may();
 }
 
-void OperationOrder::data_phase_alone(std::uint64_t sequence) {
+void OperationOrder::data_phase_alone([[maybe_unused]] std::uint64_t sequence) {
   assert(sequence == next_start_ && waiting_.empty() && running_.empty() && !starting_ &&
          "alone: every earlier operation ended");
   ++next_start_;

@@ -70,6 +70,14 @@ void leave_control(CollectiveCall& call) {
   Operation& op = call.operation();
   if (op.runs_inline()) {
     call.context().order().data_phase_alone(op.sequence());
+    // The gather settled the call (only one that runs inline moves its
+    // part early): every process did its part and none failed, as every
+    // process knows, so nothing is left to move, persist or agree.
+    if (op.phase<Planning>().gather == GatherOutcome::settled) {
+      op.begin_phase<Agreeing, Planning>();
+      complete_call(call);
+      return;
+    }
     begin_data_phase(call);
     return;
   }

@@ -19,15 +19,16 @@
 // Both runners (graph_runner.h) run this list; which one runs a call is
 // chosen in one place (CollectiveCall::make). What the fast paths of
 // a call do is a property of what its stages find: a gather that settles
-// the call leaves the control stages nothing to do, no data phase and an
-// agreement with no messages; a plan in direct mode has no exchange.
+// the call leaves the control stages nothing to do, and leaving them it
+// completes (no data phase, no agreement); a plan in direct mode has no
+// exchange.
 //
 // Between pipelines, the runner moves the operation to its next phase
 // (stages/operation_phases.h): leaving control, it waits for its turn
 // (OperationOrder::data_phase_ready) and begins its data phase; the last
 // item to leave a data pipeline begins its agreement; leaving the
-// agreement completes the call (CollectiveCall::complete, the only place
-// that does).
+// agreement (or control, for a call its gather settled) completes the
+// call (CollectiveCall::complete, the only place that does).
 #pragma once
 
 #include <cstddef>

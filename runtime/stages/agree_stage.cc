@@ -1,6 +1,7 @@
 // Agree: every process learns whether the operation failed anywhere, and
 // if so the error of the lowest failing rank (outcome_agreement.h), so that
 // every process's future completes alike.
+#include <cassert>
 #include <vector>
 
 #include "flowio/error.h"
@@ -19,12 +20,7 @@ const char* operation_name(const Operation& op) {
 
 void agree_stage(Operation& op, std::size_t, Next next) {
   Agreeing& agreeing = op.phase<Agreeing>();
-  // Settled at the gather: every process did its part and none failed, as
-  // every process knows already; nothing travels.
-  if (agreeing.gather == GatherOutcome::settled) {
-    next();
-    return;
-  }
+  assert(agreeing.gather != GatherOutcome::settled && "a settled call completes leaving control");
   agreeing.begin_ns = now_ns();
   enter_stage(op, "collective.agree");
   std::vector<MPI_Request> requests;

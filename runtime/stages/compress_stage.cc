@@ -25,7 +25,7 @@ void client_compress_stage(Operation& op, std::size_t item, Next next) {
   // and the failure reaches every process through the agreement.
   run.outgoing = exchange::CompressStage::Outgoing{exchange::raw_frame_header(message.size()),
                                                    message, false, message.size()};
-  if (op.failure()) {
+  if (op.failed()) {
     next();
     return;
   }
@@ -62,7 +62,7 @@ void window_compress_stage(Operation& op, std::size_t w, Next next) {
     // Raw if compressing fails: the client waits for the message.
     run.outgoing[p] = exchange::CompressStage::Outgoing{exchange::raw_frame_header(message.size()),
                                                         message, false, message.size()};
-    if (op.failure()) continue;
+    if (op.failed()) continue;
     op.guarded(
         [&] {
           run.outgoing[p] =

@@ -15,7 +15,7 @@ void client_decompress_stage(Operation& op, std::size_t item, Next next) {
   Moving& moving = op.phase<Moving>();
   ClientRun& run = moving.client_runs[item];
   enter_stage(op, "collective.decompress");
-  if (!moving.framed || op.request().writing || run.data == nullptr || op.failure()) {
+  if (!moving.framed || op.request().writing || run.data == nullptr || op.failed()) {
     next();
     return;
   }
@@ -40,7 +40,7 @@ void window_decompress_stage(Operation& op, std::size_t w, Next next) {
   Moving& moving = op.phase<Moving>();
   WindowRun& run = moving.window_runs[w];
   enter_stage(op, "collective.decompress");
-  if (!moving.framed || !op.request().writing || op.failure() || run.client_failed) {
+  if (!moving.framed || !op.request().writing || op.failed() || run.client_failed) {
     next();
     return;
   }

@@ -96,7 +96,7 @@ bool write_reversed_in_place(io::StorageBackend& backend, int fd,
 void direct_lock_stage(Operation& op, std::size_t, Next next) {
   enter_stage(op, "collective.direct_lock");
   const CollectiveRequest& request = op.request();
-  if (request.atomic && !op.failure()) {
+  if (request.atomic && !op.failed()) {
     op.guarded(
         [&] {
           op.phase<Moving>().lease_pending =
@@ -112,7 +112,7 @@ void direct_io_stage(Operation& op, std::size_t, Next next) {
     enter_stage(op, "collective.direct_io");
     Moving& moving = op.phase<Moving>();
     const CollectiveRequest& request = op.request();
-    if (!op.failure()) {
+    if (!op.failed()) {
       op.guarded(
           [&] {
             if (request.access.empty()) return;

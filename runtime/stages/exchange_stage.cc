@@ -30,7 +30,7 @@ void client_exchange_stage(Operation& op, std::size_t item, Next next) {
         const int tag = op.tag(MessageKind::data, plan.window);
         const MPI_Comm comm = op.file().comm();
         const std::int64_t room = run.data == nullptr ? 0 : plan.bytes;
-        run.sent_empty = writing && (op.failure() || run.data == nullptr);
+        run.sent_empty = writing && (op.failed() || run.data == nullptr);
         if (run.sent_empty && moving.framed) {
           run.outgoing =
               exchange::CompressStage::Outgoing{exchange::raw_frame_header(0), {}, false, 0};
@@ -144,7 +144,7 @@ void window_exchange_stage(Operation& op, std::size_t w, Next next) {
         MPI_Get_count_c(&statuses[p], MPI_BYTE, &received);
         if (received < plan.parts[p].bytes) run.client_failed = true;
       }
-    } else if (moving.framed && !op.failure() && statuses.size() == 2 * plan.parts.size()) {
+    } else if (moving.framed && !op.failed() && statuses.size() == 2 * plan.parts.size()) {
       const double posted = static_cast<double>(run.posted_ns) * 1e-9;
       const double completed = static_cast<double>(now_ns()) * 1e-9;
       for (std::size_t p = 0; p < plan.parts.size(); ++p) {

@@ -20,7 +20,7 @@ void metadata_stage(Operation& op, std::size_t, Next next) {
     return;
   }
   enter_stage(op, "collective.metadata");
-  if (op.failure()) {
+  if (op.failed()) {
     next();
     return;
   }

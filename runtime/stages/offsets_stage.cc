@@ -28,7 +28,7 @@ EarlyPart move_early(Operation& op) {
         [&] { own_bytes = request.atomic->lock_access(request.access, request.writing).get(); },
         "direct_lock");
   }
-  if (op.failure()) return early;
+  if (op.failed()) return early;
   // Since the call, only a few arithmetic steps were taken, unless a lease
   // was waited for: the io span starts at the call (a clock read costs
   // 30 ns on these machines, a twentieth of a small call).
@@ -42,7 +42,7 @@ EarlyPart move_early(Operation& op) {
         op.recorder().add_method(Method::direct);
       },
       "direct_io");
-  if (request.writing && request.settings->durable && early.accessed && !op.failure()) {
+  if (request.writing && request.settings->durable && early.accessed && !op.failed()) {
     op.guarded([&] { op.file().file().sync_data(); }, "persist");
     early.persisted = true;
   }
@@ -87,12 +87,12 @@ void offsets_stage(Operation& op, std::size_t, Next next) {
   // with the summary: every process then goes straight to the agreement.
   op.guarded([] { core::injection_point("collective.offsets"); }, "offsets");
   if (request.failed_before) op.fail(request.failed_before, request.failed_before_stage);
-  if (op.runs_inline() && request.refused == 0 && !op.failure() &&
+  if (op.runs_inline() && request.refused == 0 && !op.failed() &&
       may_go_direct(request, own.summary)) {
     announcing.early = move_early(op);
     own.accessed_early = 1;
   }
-  own.failed_early = op.failure() ? 1 : 0;
+  own.failed_early = op.failed() ? 1 : 0;
   announcing.requests = announcing.exchange.post(announcing.announcements, file.rank(), file.comm(),
                                                  tag, file.gather_comm(), load_balanced);
   next();

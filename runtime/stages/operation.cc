@@ -4,7 +4,7 @@
 
 namespace flowio::runtime {
 
-Operation::Operation(FileContext& file, CollectiveRequest request, std::uint64_t sequence,
+Operation::Operation(FileContext& file, CollectiveRequest&& request, std::uint64_t sequence,
                      bool runs_inline, Executor& executor, std::int64_t started_ns)
     : file_(file),
       request_(std::move(request)),
@@ -12,7 +12,7 @@ Operation::Operation(FileContext& file, CollectiveRequest request, std::uint64_t
       runs_inline_(runs_inline),
       executor_(executor),
       started_ns_(started_ns),
-      recorder_(file.rank(), request_.writing, sequence) {}
+      recorder_(file.rank(), request_.writing, sequence, runs_inline) {}
 
 void Operation::fail(std::exception_ptr failure, const char* stage) {
   std::lock_guard lock(mutex_);
@@ -84,6 +84,15 @@ Agreeing::Agreeing(Moving&& moving)
   } else if (moving.early.accessed) {
     found = moving.early.bytes;
   }
+}
+
+Agreeing::Agreeing(Planning&& settled)
+    : announcements(std::move(settled.announcements)),
+      origin(settled.origin),
+      gather(settled.gather),
+      route(DataRoute::none),
+      accessed_directly(settled.early.accessed) {
+  if (settled.early.accessed) found = settled.early.bytes;
 }
 
 }  // namespace flowio::runtime

@@ -27,15 +27,15 @@
 
 namespace flowio::runtime {
 
-// Thread safety: the fixed parts, fail(), failure() and the recorder may
-// be used from any thread; the phase's data by its stages as
+// Thread safety: the fixed parts, fail(), failure(), failed() and the
+// recorder may be used from any thread; the phase's data by its stages as
 // operation_phases.h says.
 class Operation {
  public:
   // `runs_inline`: the caller waits for it on its thread, which runs every
   // stage (the executor is then the caller's own).
-  Operation(FileContext& file, CollectiveRequest request, std::uint64_t sequence, bool runs_inline,
-            Executor& executor, std::int64_t started_ns);
+  Operation(FileContext& file, CollectiveRequest&& request, std::uint64_t sequence,
+            bool runs_inline, Executor& executor, std::int64_t started_ns);
   Operation(const Operation&) = delete;
   Operation& operator=(const Operation&) = delete;
 
@@ -57,6 +57,8 @@ class Operation {
   // process through the outcome agreement, naming the stage. Thread safe.
   void fail(std::exception_ptr failure, const char* stage);
   std::exception_ptr failure() const;
+  // Whether fail() was called (without copying the failure).
+  bool failed() const { return failed_.load(std::memory_order_acquire); }
   // The stage of the first failure, or null.
   const char* failed_stage() const;
   // Runs `body`, keeping what it throws as the operation's failure (in

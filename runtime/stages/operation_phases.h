@@ -11,7 +11,7 @@
 //   Planning    gather -> realms -> metadata -> plan -> plan check
 //   Moving      the data phase: client items, windows, Alltoallw rounds,
 //               or this process's own part (direct)
-//   Agreeing    persist -> agree
+//   Agreeing    persist -> agree (none when the gather settled the call)
 //
 // Within a phase, the comment on each member names the stage that writes
 // it; the stages after it only read it. In the data phase several items
@@ -212,9 +212,12 @@ struct Moving {
 };
 
 // Persist and agree. Made from Moving by the runner when the last item is
-// done (or at once when there was nothing to move).
+// done (or at once when there was nothing to move); made from Planning
+// when the gather settled the call, which then completes at once (nothing
+// is left to move, persist or agree).
 struct Agreeing {
   explicit Agreeing(Moving&& moving);
+  explicit Agreeing(Planning&& settled);
 
   Announcements announcements;
   std::shared_ptr<const CollectivePlan> plan;

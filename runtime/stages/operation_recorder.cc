@@ -1,6 +1,7 @@
 #include "runtime/stages/operation_recorder.h"
 
 #include <algorithm>
+#include <bit>
 #include <string>
 
 #include "runtime/engine/clock.h"
@@ -35,10 +36,10 @@ void OperationRecorder::record_until(Stage stage, std::int64_t begin_ns, std::in
   // Zero counts are not added: each add is a locked instruction, and a
   // small call records several spans.
   Counters& counters = touch(stage);
-  counters.nanoseconds.fetch_add(end_ns - begin_ns, std::memory_order_relaxed);
-  if (bytes != 0) counters.bytes.fetch_add(bytes, std::memory_order_relaxed);
-  if (messages != 0) counters.messages.fetch_add(messages, std::memory_order_relaxed);
-  if (requests != 0) counters.io_requests.fetch_add(requests, std::memory_order_relaxed);
+  add(counters.nanoseconds, end_ns - begin_ns);
+  if (bytes != 0) add(counters.bytes, bytes);
+  if (messages != 0) add(counters.messages, messages);
+  if (requests != 0) add(counters.io_requests, requests);
   if (Trace::process().enabled()) {
     TraceArgs args;
     for (const auto& [key, value] :
@@ -65,8 +66,8 @@ void OperationRecorder::record_compression(Stage stage, std::int64_t begin_ns, s
   const std::int64_t end_ns = now_ns();
   last_end_ns_.store(end_ns, std::memory_order_relaxed);
   Counters& counters = touch(stage);
-  counters.nanoseconds.fetch_add(end_ns - begin_ns, std::memory_order_relaxed);
-  counters.bytes.fetch_add(bytes, std::memory_order_relaxed);
+  add(counters.nanoseconds, end_ns - begin_ns);
+  add(counters.bytes, bytes);
   if (Trace::process().enabled()) {
     trace_span(stage, rank_, writing_, sequence_, begin_ns, end_ns, index,
                wire_bytes < bytes ? " lzo" : " raw",
@@ -77,27 +78,25 @@ void OperationRecorder::record_compression(Stage stage, std::int64_t begin_ns, s
 OperationRecorder::Counters& OperationRecorder::touch(Stage stage) {
   const unsigned bit = 1u << static_cast<unsigned>(stage);
   // Most spans are a stage's first: the locked or only when it is.
-  if ((touched_.load(std::memory_order_relaxed) & bit) == 0) {
-    touched_.fetch_or(bit, std::memory_order_relaxed);
+  if ((std::atomic_ref<unsigned>(touched_).load(std::memory_order_relaxed) & bit) == 0) {
+    set_bit(touched_, bit);
   }
   return stages_[static_cast<int>(stage)];
 }
 
 void OperationRecorder::add_method(Method method) {
   // Relaxed: read after completion, as the sums.
-  methods_.fetch_or(1u << static_cast<unsigned>(method), std::memory_order_relaxed);
+  set_bit(methods_, 1u << static_cast<unsigned>(method));
 }
 
 void OperationRecorder::fill(OperationRecord& record) const {
-  record.methods = methods_.load(std::memory_order_relaxed);
-  const unsigned touched = touched_.load(std::memory_order_relaxed);
-  for (std::size_t stage = 0; stage < std::size(stages_); ++stage) {
-    if ((touched & (1u << stage)) == 0) continue;
+  record.methods = methods_;
+  // In stage order, the touched ones only.
+  for (unsigned touched = touched_; touched != 0; touched &= touched - 1) {
+    const auto stage = static_cast<std::size_t>(std::countr_zero(touched));
     const Counters& counters = stages_[stage];
-    const StageSums sums{counters.nanoseconds.load(std::memory_order_relaxed),
-                         counters.bytes.load(std::memory_order_relaxed),
-                         counters.messages.load(std::memory_order_relaxed),
-                         counters.io_requests.load(std::memory_order_relaxed)};
+    const StageSums sums{counters.nanoseconds, counters.bytes, counters.messages,
+                         counters.io_requests};
     if (sums.nanoseconds != 0 || sums.bytes != 0 || sums.messages != 0 || sums.io_requests != 0) {
       record.add_stage(static_cast<Stage>(stage), sums);
     }

@@ -91,11 +91,15 @@ void trace_span(Stage stage, int rank, bool writing, std::uint64_t sequence, std
                 std::int64_t end_ns, std::int64_t index = -1, const char* role = "",
                 const TraceArgs& args = {});
 
-// Thread safety: record() and add_method() may be called from any thread.
+// Thread safety: record() and add_method() may be called from any thread,
+// unless the recorder is made for `one_thread`.
 class OperationRecorder {
  public:
-  OperationRecorder(int rank, bool writing, std::uint64_t sequence)
-      : rank_(rank), writing_(writing), sequence_(sequence) {}
+  // `one_thread`: every stage of the operation runs on one thread (an
+  // operation run inline), so the sums are added without locked
+  // instructions, a small call's costliest ones after its copy.
+  OperationRecorder(int rank, bool writing, std::uint64_t sequence, bool one_thread)
+      : rank_(rank), writing_(writing), one_thread_(one_thread), sequence_(sequence) {}
 
   // One span of `stage` from `begin_ns` to now, for window (or round or
   // item) `index` (-1: the whole operation), with what it moved; `role`
@@ -120,23 +124,43 @@ class OperationRecorder {
   void fill(OperationRecord& record) const;
 
  private:
+  // Plain numbers, added to through std::atomic_ref unless one thread
+  // records (fill() reads them after the operation completed, which orders
+  // every add before it): zeroing ten stages' atomics one by one cost a
+  // small call more than its recording.
   struct Counters {
-    std::atomic<std::int64_t> nanoseconds{0};
-    std::atomic<std::int64_t> bytes{0};
-    std::atomic<std::int64_t> messages{0};
-    std::atomic<std::int64_t> io_requests{0};
+    std::int64_t nanoseconds;
+    std::int64_t bytes;
+    std::int64_t messages;
+    std::int64_t io_requests;
   };
+  void add(std::int64_t& counter, std::int64_t value) const {
+    if (one_thread_) {
+      counter += value;
+    } else {
+      std::atomic_ref<std::int64_t>(counter).fetch_add(value, std::memory_order_relaxed);
+    }
+  }
+  // bits |= bit, as add().
+  void set_bit(unsigned& bits, unsigned bit) const {
+    if (one_thread_) {
+      bits |= bit;
+    } else {
+      std::atomic_ref<unsigned>(bits).fetch_or(bit, std::memory_order_relaxed);
+    }
+  }
 
   int rank_;
   bool writing_;
+  bool one_thread_;
   std::uint64_t sequence_;
   // The counters of `stage`, marked as touched, so that fill() reads only
   // the stages that recorded something (a small call: one or two of ten).
   Counters& touch(Stage stage);
 
-  Counters stages_[static_cast<int>(Stage::count)];
-  std::atomic<unsigned> touched_{0};  // bit i: stages_[i] was recorded to
-  std::atomic<unsigned> methods_{0};
+  Counters stages_[static_cast<int>(Stage::count)]{};
+  unsigned touched_ = 0;  // bit i: stages_[i] was recorded to (set_bit)
+  unsigned methods_ = 0;  // set_bit
   std::atomic<std::int64_t> last_end_ns_{0};
 };
 

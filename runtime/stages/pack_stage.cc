@@ -26,7 +26,7 @@ void stage_native_bytes(Operation& op, std::size_t item) {
   const std::int64_t begin = now_ns();
   op.guarded([&] { run.staging.allocate(static_cast<std::size_t>(plan.bytes)); }, "pack");
   run.data = run.staging.data();
-  if (request.writing && !op.failure()) {
+  if (request.writing && !op.failed()) {
     op.guarded(
         [&] { exchange::pack_stream(request.memory, plan.from, plan.bytes, run.staging.data()); },
         "pack");
@@ -62,7 +62,7 @@ void convert_stage(Operation& op, std::size_t item, Next next) {
   op.guarded(
       [&] { run.converted = conversion_buffers().take(static_cast<std::size_t>(plan.bytes)); },
       "convert");
-  if (request.writing && !op.failure()) {
+  if (request.writing && !op.failed()) {
     op.guarded([&] { request.conversion->pack(plan.from, plan.bytes, run.converted.data()); },
                "convert");
   }

@@ -2,6 +2,8 @@
 // makes the file's data durable before it agrees, so the future completes
 // only once the checkpoint is on storage, and the sync overlaps whatever
 // the program does meanwhile.
+#include <cassert>
+
 #include "runtime/engine/clock.h"
 #include "runtime/stages/stage_support.h"
 #include "runtime/stages/stages.h"
@@ -10,16 +12,12 @@ namespace flowio::runtime {
 
 void persist_stage(Operation& op, std::size_t, Next next) {
   const Agreeing& agreeing = op.phase<Agreeing>();
-  // Settled at the gather: every part was moved (and synced) at the call.
-  if (agreeing.gather == GatherOutcome::settled) {
-    next();
-    return;
-  }
+  assert(agreeing.gather != GatherOutcome::settled && "a settled call completes leaving control");
   enter_stage(op, "collective.persist");
   // Data moved at the call was synced there.
   const bool wrote = (agreeing.route == DataRoute::direct && agreeing.accessed_directly) ||
                      (agreeing.route == DataRoute::two_phase && !agreeing.plan->windows.empty());
-  if (!op.request().writing || !op.request().settings->durable || !wrote || op.failure()) {
+  if (!op.request().writing || !op.request().settings->durable || !wrote || op.failed()) {
     next();
     return;
   }

@@ -22,7 +22,7 @@ void plan_stage(Operation& op, std::size_t, Next next) {
   if (planning.origin == PlanOrigin::compiled) {
     enter_stage(op, "collective.plan");
     const std::int64_t begin = now_ns();
-    if (!op.failure() && planning.descriptions_posted &&
+    if (!op.failed() && planning.descriptions_posted &&
         planning.metadata.every_description_came()) {
       op.guarded(
           [&] {
@@ -77,7 +77,7 @@ void plan_check_stage(Operation& op, std::size_t, Next next) {
     return;
   }
   const std::int64_t begin = now_ns();
-  const bool made = !op.failure();
+  const bool made = !op.failed();
   const auto ranks = static_cast<std::size_t>(op.file().ranks());
   std::vector<MPI_Request> requests;
   op.guarded(
@@ -121,7 +121,7 @@ void plan_check_stage(Operation& op, std::size_t, Next next) {
           if (code != MPI_SUCCESS) {
             op.fail(std::make_exception_ptr(MpiError("plan check", code)), "plan");
           }
-          if (!op.failure() && planning.check.everyone_made(statuses)) {
+          if (!op.failed() && planning.check.everyone_made(statuses)) {
             planning.plan->complete = true;
           } else {
             planning.made_everywhere = false;
@@ -151,8 +151,8 @@ DataRoute data_route(Operation& op) {
       // nothing left to move (nobody waits for it in direct mode).
       const bool anyone = std::any_of(planning.announcements.begin(), planning.announcements.end(),
                                       [](const Announcement& a) { return a.summary.bytes > 0; });
-      return anyone && !op.failure() && !planning.early.accessed ? DataRoute::direct
-                                                                 : DataRoute::none;
+      return anyone && !op.failed() && !planning.early.accessed ? DataRoute::direct
+                                                                : DataRoute::none;
     }
     case PlanOrigin::compiled:
       return planning.made_everywhere ? DataRoute::two_phase : DataRoute::none;

@@ -82,7 +82,7 @@ void realms_stage(Operation& op, std::size_t, Next next) {
   // only if every process made its part.
   if (pieces <= kMostPiecesKept) file.plans().insert(key, plan);
   planning.plan = std::move(plan);
-  if (planning.plan && !op.failure()) {
+  if (planning.plan && !op.failed()) {
     op.guarded(
         [&] {
           plan_realms_step(settings, planning.summaries, file.rank(), file.persistent_unit(),

@@ -53,7 +53,7 @@ void round_prepare_stage(Operation& op, std::size_t r, Next next) {
     });
     return;
   }
-  if (op.request().writing && !op.failure()) {
+  if (op.request().writing && !op.failed()) {
     const std::int64_t begin = now_ns();
     op.guarded(
         [&] {
@@ -86,10 +86,10 @@ void round_exchange_stage(Operation& op, std::size_t r, Next next) {
       [&] {
         char* client_data = run.client_data.data();
         char* window_data = plan.window ? moving.window_runs[*plan.window].buffer.data() : nullptr;
-        if (op.failure() && writing && client_data != nullptr) {
+        if (op.failed() && writing && client_data != nullptr) {
           std::fill_n(client_data, run.client_data.size(), 0);
         }
-        if (op.failure() && !writing && window_data != nullptr) {
+        if (op.failed() && !writing && window_data != nullptr) {
           std::fill_n(window_data, moving.window_runs[*plan.window].buffer.size(), 0);
         }
         const bool client_room = client_data != nullptr;
@@ -130,7 +130,7 @@ void round_finish_stage(Operation& op, std::size_t r, Next next) {
     });
     return;
   }
-  if (!op.request().writing && !op.failure()) {
+  if (!op.request().writing && !op.failed()) {
     const std::int64_t begin = now_ns();
     std::int64_t at = 0;
     op.guarded(

@@ -19,7 +19,7 @@ void unpack_stage(Operation& op, std::size_t item, Next next) {
     std::vector<std::byte>().swap(run.spare);
     std::vector<std::byte>().swap(run.scratch);
   }
-  if (!op.request().writing && !run.staging.empty() && !op.failure()) {
+  if (!op.request().writing && !run.staging.empty() && !op.failed()) {
     const ClientItemPlan& plan = moving.plan->client_items[item];
     const std::int64_t begin = now_ns();
     op.guarded(
@@ -39,7 +39,7 @@ void convert_back_stage(Operation& op, std::size_t item, Next next) {
   Moving& moving = op.phase<Moving>();
   ClientRun& run = moving.client_runs[item];
   enter_stage(op, "collective.convert_back");
-  if (!op.request().writing && run.converted && !op.failure()) {
+  if (!op.request().writing && run.converted && !op.failed()) {
     const ClientItemPlan& plan = moving.plan->client_items[item];
     const std::int64_t begin = now_ns();
     op.guarded(

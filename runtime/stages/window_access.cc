@@ -111,7 +111,7 @@ void write_window(Operation& op, std::size_t w) {
   io::WindowIoResult result;
   // The operation fails anyway when this process or a client of the
   // window failed: the file keeps what it had there.
-  if (op.failure() || run.client_failed || run.buffer.data() == nullptr) return;
+  if (op.failed() || run.client_failed || run.buffer.data() == nullptr) return;
   op.guarded(
       [&] {
         result = io::write_window(
@@ -131,7 +131,7 @@ void read_window(Operation& op, std::size_t w) {
   run.before_end.clear();
   // An aggregator that failed reads nothing and sends its clients empty
   // parts.
-  if (op.failure() || run.buffer.data() == nullptr) {
+  if (op.failed() || run.buffer.data() == nullptr) {
     run.before_end.assign(plan.parts.size(), 0);
     return;
   }
@@ -155,7 +155,7 @@ void read_window(Operation& op, std::size_t w) {
         }
       },
       "window_read");
-  if (op.failure()) run.before_end.assign(plan.parts.size(), 0);
+  if (op.failed()) run.before_end.assign(plan.parts.size(), 0);
   record_window_io(op, plan, begin, result);
 }
 

@@ -179,6 +179,14 @@ bool StageWalk::step(std::vector<runtime::StageBody>& ran) {
     // Leaving the control stages: the data phase's route and items, and
     // its stages, as the runner would enqueue them.
     data_begun_ = true;
+    if (op_->phase<runtime::Planning>().gather == runtime::GatherOutcome::settled) {
+      // As the runner: a call its gather settled completes leaving the
+      // control stages (engine/pipelines.cc), with no data phase and no
+      // agreement.
+      op_->begin_phase<runtime::Agreeing, runtime::Planning>();
+      agreement_begun_ = true;
+      return true;
+    }
     const runtime::DataRoute route = runtime::data_route(*op_);
     op_->begin_phase<runtime::Moving, runtime::Planning>(route);
     items_ = runtime::prepare_data_phase(*op_);
