@@ -70,7 +70,11 @@ void File::Impl::describe_views_to_atomic_mode() {
       sync::ObjectSet::of_views(views, kAtomicModeObjectPieces)));
 }
 
-void File::set_atomicity(bool atomic) { impl().set_atomicity(atomic); }
+void File::set_atomicity(bool atomic) {
+  Impl& file = impl();
+  file.set_atomicity(atomic);
+  file.report_write_behind_failure();
+}
 
 bool File::atomicity() const { return impl().atomic != nullptr; }
 

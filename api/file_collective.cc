@@ -27,34 +27,37 @@ runtime::CollectiveRequest File::Impl::request_without_data(bool writing, bool b
   return request;
 }
 
+runtime::CollectiveRequest File::Impl::failed_request(bool writing, bool blocking) {
+  runtime::CollectiveRequest without_data = request_without_data(writing, blocking);
+  without_data.failed_before = std::current_exception();
+  without_data.failed_before_stage = "describe";
+  return without_data;
+}
+
 runtime::CollectiveRequest File::Impl::collective_request(bool writing, MPI_Offset offset,
                                                           const void* buffer, MPI_Count count,
                                                           MPI_Datatype datatype,
                                                           bool advance_pointer, bool blocking) {
-  // Any failure but bad arguments (an allocation, MPI refusing a datatype
-  // query): this process takes part without data, and the agreement
-  // reports the failure on every process.
-  auto failed = [&] {
-    runtime::CollectiveRequest without_data = request_without_data(writing, blocking);
-    without_data.failed_before = std::current_exception();
-    without_data.failed_before_stage = "describe";
-    return without_data;
-  };
-  runtime::CollectiveRequest request = bare_request(writing, blocking);
   Transfer transfer;
   try {
     transfer = prepare_transfer(writing, offset, buffer, count, datatype, advance_pointer);
   } catch (const UsageError& error) {
     refuse_and_rethrow(writing, error.code(), blocking);
   } catch (...) {
-    return failed();
+    return failed_request(writing, blocking);
   }
+  return request_of(writing, std::move(transfer), blocking);
+}
+
+runtime::CollectiveRequest File::Impl::request_of(bool writing, Transfer&& transfer,
+                                                  bool blocking) {
+  runtime::CollectiveRequest request = bare_request(writing, blocking);
   try {
     core::injection_point("collective.describe");
     request.access = core::Access(view, transfer.stream_position,
                                   transfer.stream_position + transfer.stream_bytes);
   } catch (...) {
-    return failed();
+    return failed_request(writing, blocking);
   }
   request.memory_type = std::move(transfer.memory_type);
   request.memory = transfer.memory;
@@ -69,20 +72,33 @@ runtime::CollectiveRequest File::Impl::collective_request(bool writing, MPI_Offs
 Future<std::size_t> File::Impl::start_collective(bool writing, MPI_Offset offset,
                                                  const void* buffer, MPI_Count count,
                                                  MPI_Datatype datatype, bool advance_pointer) {
-  return start_request(
+  Future<std::size_t> started = start_request(
       collective_request(writing, offset, buffer, count, datatype, advance_pointer, false));
+  report_write_behind_failure();
+  return started;
 }
 
 std::size_t File::Impl::run_collective(bool writing, MPI_Offset offset, const void* buffer,
                                        MPI_Count count, MPI_Datatype datatype,
                                        bool advance_pointer) {
-  runtime::CollectiveRequest request =
-      collective_request(writing, offset, buffer, count, datatype, advance_pointer, true);
+  std::size_t moved = 0;
+  if (writing && write_behind.on() && !atomic) {
+    moved = write_collective_behind(offset, buffer, count, datatype, advance_pointer);
+  } else {
+    moved = run_request(
+        collective_request(writing, offset, buffer, count, datatype, advance_pointer, true));
+  }
+  report_write_behind_failure();
+  return moved;
+}
+
+std::size_t File::Impl::run_request(runtime::CollectiveRequest request) {
   // As start_request(): a write keeps this process's independent writes
   // under the sieve lock while it is pending. Any other blocking call is
   // not counted pending: its caller waits for it here, and where the
   // background finishes it, closing the file waits for the graph it runs
   // in (a small read saves the two lock pairs).
+  request.blocking = true;
   const bool writes = request.writing && !request.without_data();
   if (writes) begin_collective(true);
   std::exception_ptr failure;

@@ -17,6 +17,8 @@ void File::set_hints(const Hints& hints) {
     check_hints(merged, file.ranks, file.file_realms.get());
   });
   file.merge_hints(hints);
+  require_same_write_behind(file.comm, file.write_behind.on(), "set_hints");
+  file.report_write_behind_failure();
 }
 
 namespace {
@@ -25,21 +27,22 @@ namespace {
 // not reported as in force.
 bool is_known_hint(const std::string& key) {
   static const std::set<std::string> known = {
-      "cb_buffer_size",      "cb_nodes",
-      "flowio_aggregators",  "flowio_buffers_in_flight",
-      "flowio_compress",     "flowio_compress_min_bytes",
-      "flowio_direct_io",    "flowio_direct_threshold",
-      "flowio_durable",      "flowio_plan_cache",
-      "flowio_ds_mapping",   "flowio_ds_threshold",
-      "flowio_exchange",     "flowio_io_backend",
-      "flowio_lock",         "flowio_lock_ranges",
-      "flowio_mapped_io",    "flowio_realm_policy",
-      "flowio_realm_stripe", "ind_rd_buffer_size",
-      "ind_wr_buffer_size",  "romio_cb_fr_type",
-      "romio_no_indep_rw",   "romio_cb_fr_alignment",
-      "romio_cb_pfr",        "romio_cb_read",
-      "romio_cb_write",      "romio_ds_read",
-      "romio_ds_write",      "striping_unit",
+      "cb_buffer_size",        "cb_nodes",
+      "flowio_aggregators",    "flowio_buffers_in_flight",
+      "flowio_compress",       "flowio_compress_min_bytes",
+      "flowio_direct_io",      "flowio_direct_threshold",
+      "flowio_durable",        "flowio_plan_cache",
+      "flowio_ds_mapping",     "flowio_ds_threshold",
+      "flowio_exchange",       "flowio_io_backend",
+      "flowio_lock",           "flowio_lock_ranges",
+      "flowio_mapped_io",      "flowio_realm_policy",
+      "flowio_realm_stripe",   "flowio_write_behind",
+      "ind_rd_buffer_size",    "ind_wr_buffer_size",
+      "romio_cb_fr_type",      "romio_no_indep_rw",
+      "romio_cb_fr_alignment", "romio_cb_pfr",
+      "romio_cb_read",         "romio_cb_write",
+      "romio_ds_read",         "romio_ds_write",
+      "striping_unit",
   };
   return known.count(key) != 0;
 }
@@ -83,6 +86,7 @@ Hints File::hints() const {
   in_force["flowio_ds_mapping"] = sieving(writes.window_io.mapping);
   in_force["flowio_direct_threshold"] = std::to_string(writes.direct_threshold);
   in_force["flowio_durable"] = writes.durable ? "enable" : "disable";
+  in_force["flowio_write_behind"] = std::to_string(file.write_behind.budget());
   in_force["flowio_plan_cache"] = std::to_string(writes.plans_kept);
   in_force["ind_wr_buffer_size"] = std::to_string(writes.window_io.independent_batch_bytes);
   in_force["ind_rd_buffer_size"] = std::to_string(reads.window_io.independent_batch_bytes);

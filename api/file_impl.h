@@ -15,6 +15,7 @@
 #include <utility>
 
 #include "api/shared_pointer.h"
+#include "api/write_behind.h"
 #include "exchange/data_representation.h"
 #include "exchange/stream_conversion.h"
 #include "flowio/error.h"
@@ -53,6 +54,7 @@ inline void check_hints(const Hints& hints, int ranks,
                         const core::RealmDescription* file_realms = nullptr) {
   runtime::CollectiveSettings::from_hints(hints, ranks, true, file_realms);
   runtime::CollectiveSettings::from_hints(hints, ranks, false, file_realms);
+  write_behind_budget(hints);
 }
 
 struct File::Impl {
@@ -87,6 +89,9 @@ struct File::Impl {
   // duplicate, not the context's own. Declared after the engine, backend
   // and descriptor it borrows, so it is destroyed before them.
   std::unique_ptr<runtime::CollectiveContext> collective;
+  // Blocking collective writes that return once their data is copied
+  // (hint flowio_write_behind). Mutable: File::size() waits for them.
+  mutable WriteBehind write_behind;
   runtime::CollectiveContext& collective_context() {
     if (!collective) {
       collective =
@@ -139,9 +144,20 @@ struct File::Impl {
     if (comm != MPI_COMM_NULL && !finalized) MPI_Comm_free(&comm);
   }
 
+  // Waits for every operation started, writes behind included (whose
+  // failure is then kept for report_write_behind_failure()).
   void wait_idle() {
+    write_behind.drain();
     std::unique_lock lock(mutex);
     idle.wait(lock, [this] { return pending == 0; });
+  }
+
+  // Throws the failure of a write behind that ended since the last report
+  // (WriteBehind::take_failure): at an independent call before it starts,
+  // at a collective one once this process has taken its part, so that no
+  // process leaves the others alone in a collective call.
+  void report_write_behind_failure() {
+    if (std::exception_ptr failure = write_behind.take_failure()) std::rethrow_exception(failure);
   }
 
   // Opens the second, O_DIRECT descriptor and routes aligned requests to
@@ -164,6 +180,7 @@ struct File::Impl {
     if (changed) {
       settings_for.fill(nullptr);
       forget_plans();
+      write_behind.set_budget(write_behind_budget(hints));
     }
   }
 
@@ -288,6 +305,11 @@ struct File::Impl {
   // set describes the views it was built from).
   void describe_views_to_atomic_mode();
 
+  // Before an independent access of `transfer` by this process: the
+  // writes behind that may touch its bytes end, and a failure of one is
+  // reported (report_write_behind_failure).
+  void before_independent_access(const Transfer& transfer);
+
   // Reads or writes `count` copies of `datatype` at view offset `offset`
   // (in etypes) on the calling thread, and returns the bytes moved. With
   // `advance_pointer`, the individual file pointer moves past the data at
@@ -326,6 +348,11 @@ struct File::Impl {
   // This process's part in a collective call, without data: for a refusal,
   // or a failure before the call reached the runtime.
   runtime::CollectiveRequest request_without_data(bool writing, bool blocking);
+  // This process's part without data, failed (the current exception) while
+  // its call was described.
+  runtime::CollectiveRequest failed_request(bool writing, bool blocking);
+  // The request of a collective read or write of `transfer` (checked).
+  runtime::CollectiveRequest request_of(bool writing, Transfer&& transfer, bool blocking);
   // The request of a collective read or write. Bad arguments throw, after
   // this process has taken its part in the call without data; any other
   // failure to describe the part is this request's failed_before, which
@@ -340,6 +367,15 @@ struct File::Impl {
                                        bool advance_pointer = false);
   std::size_t run_collective(bool writing, MPI_Offset offset, const void* buffer, MPI_Count count,
                              MPI_Datatype datatype, bool advance_pointer = false);
+  // Runs a collective call's request (blocking) and returns what it moved.
+  std::size_t run_request(runtime::CollectiveRequest request);
+  // A blocking collective write behind (write_behind): once every process
+  // has found its arguments good (else the call fails on every process,
+  // and nothing starts), started on a copy of its data; returns the bytes
+  // it will write. Runs as run_collective() does when its copy does not
+  // fit the budget or its data is converted to another representation.
+  std::size_t write_collective_behind(MPI_Offset offset, const void* buffer, MPI_Count count,
+                                      MPI_Datatype datatype, bool advance_pointer);
 
   // Where a shared-pointer call's data go, in etypes, with the arguments
   // checked first (UsageError, the pointer unmoved): claimed atomically by

@@ -149,6 +149,7 @@ std::size_t File::Impl::run_transfer(bool writing, MPI_Offset offset, const void
                                      MPI_Count count, MPI_Datatype datatype, bool advance_pointer) {
   const Transfer prepared =
       prepare_transfer(writing, offset, buffer, count, datatype, advance_pointer);
+  before_independent_access(prepared);
   if (!atomic) return static_cast<std::size_t>(transfer(writing, prepared, *view));
   // Atomic mode: the lease (if the access needs one) is held around the
   // I/O on this thread.
@@ -162,6 +163,7 @@ Future<std::size_t> File::Impl::start_transfer(bool writing, MPI_Offset offset, 
                                                MPI_Count count, MPI_Datatype datatype,
                                                bool advance_pointer) {
   Transfer prepared = prepare_transfer(writing, offset, buffer, count, datatype, advance_pointer);
+  before_independent_access(prepared);
   // Atomic mode: an access of objects private to this process needs no
   // lease, and may go at the call like any other.
   std::optional<core::Access> atomic_access;

@@ -189,6 +189,7 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
   bool mapped_io = false;
   runtime::run_collectively(impl->comm, "open", [&] {
     check_open_hints(impl->hints, hints, impl->ranks);
+    impl->write_behind.set_budget(write_behind_budget(impl->hints));
     sync::LockSettings::from_hints(impl->hints);
     direct_io = direct_io_asked(impl->hints);
     mapped_io = mapped_io_allowed(impl->hints);
@@ -206,6 +207,7 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
       if (impl->rank != 0) impl->fd = open_descriptor(path, mode, false);
     });
   }
+  require_same_write_behind(impl->comm, impl->write_behind.on(), "open");
   impl->sieve_lock = std::make_unique<io::SieveLock>(impl->fd.get());
   impl->mapping = std::make_unique<io::FileMapping>(impl->fd.get());
   // Direct I/O asks for data to bypass the page cache: not through it by
@@ -251,6 +253,8 @@ void File::close() {
       }
     });
   }
+  // A write behind that failed, if close is the first call to learn of it.
+  closing->report_write_behind_failure();
 }
 
 Mode File::mode() const { return impl().mode; }

@@ -13,6 +13,9 @@ namespace flowio {
 // offset (the datatype's flattening is cached, so that costs a lookup).
 MPI_Offset File::Impl::claim_shared(bool writing, const void* buffer, MPI_Count count,
                                     MPI_Datatype datatype) {
+  // The shared pointer's calls come after every write behind (as the
+  // hint's semantics say: hints.h).
+  write_behind.drain();
   const Transfer checked = prepare_transfer(writing, 0, buffer, count, datatype, false);
   return shared->fetch_add(checked.stream_bytes / view->etype_size());
 }
@@ -21,6 +24,7 @@ MPI_Offset File::Impl::claim_shared(bool writing, const void* buffer, MPI_Count 
 // every process rather than leave the others waiting in the claim.
 MPI_Offset File::Impl::claim_ordered(bool writing, const void* buffer, MPI_Count count,
                                      MPI_Datatype datatype) {
+  write_behind.drain();
   MPI_Offset etypes = 0;
   runtime::run_collectively(comm, writing ? "write_ordered" : "read_ordered", [&] {
     const Transfer checked = prepare_transfer(writing, 0, buffer, count, datatype, false);

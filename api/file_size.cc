@@ -35,9 +35,15 @@ void File::sync() {
   // Another handle's size change becomes visible here (sync, barrier,
   // sync): what this process knew of the size may no longer hold.
   file.mapping->forget_size();
+  file.report_write_behind_failure();
 }
 
-MPI_Offset File::size() const { return impl().fd.size(); }
+MPI_Offset File::size() const {
+  const Impl& file = impl();
+  // Every byte written before the call counts, writes behind included.
+  file.write_behind.drain();
+  return file.fd.size();
+}
 
 // Size changes are made once, by rank 0, after every process has finished
 // what it did before the call, so that none of it sees the change early.
@@ -55,6 +61,7 @@ void File::set_size(MPI_Offset bytes) {
     if (file.rank == 0) file.fd.truncate(bytes);
   });
   file.forget_plans();
+  file.report_write_behind_failure();
 }
 
 void File::preallocate(MPI_Offset bytes) {
@@ -67,6 +74,7 @@ void File::preallocate(MPI_Offset bytes) {
     if (file.rank == 0) file.fd.preallocate(bytes);
   });
   file.forget_plans();
+  file.report_write_behind_failure();
 }
 
 }  // namespace flowio

@@ -19,20 +19,24 @@ namespace {
 // has holes (its independent writes may then sieve: File::Impl::
 // holes_in_some_view), and whether any process moved the shared file
 // pointer since it was last 0 (else resetting it can be skipped: HDF5 sets
-// views twice per collective call and never uses it).
+// views twice per collective call and never uses it), and whether the
+// hints turn write-behind on or off alike everywhere (its writes check
+// their arguments on every process: File::Impl::write_collective_behind).
 struct ViewAgreement {
   bool same_etype_size = true;
   bool holes_somewhere = false;
   bool shared_pointer_moved = false;
+  bool same_write_behind = true;
 };
 
 ViewAgreement agree_on_view(MPI_Comm comm, std::int64_t etype_size, bool holes,
-                            bool shared_pointer_moved) {
-  const std::int64_t mine[4] = {etype_size, -etype_size, holes ? -1 : 0,
-                                shared_pointer_moved ? -1 : 0};
-  std::int64_t least[4] = {0, 0, 0, 0};
-  check_mpi(MPI_Allreduce(mine, least, 4, MPI_INT64_T, MPI_MIN, comm), "MPI_Allreduce");
-  return ViewAgreement{least[0] == -least[1], least[2] < 0, least[3] < 0};
+                            bool shared_pointer_moved, bool write_behind) {
+  const std::int64_t mine[6] = {etype_size,           -etype_size,
+                                holes ? -1 : 0,       shared_pointer_moved ? -1 : 0,
+                                write_behind ? 1 : 0, write_behind ? -1 : 0};
+  std::int64_t least[6] = {0, 0, 0, 0, 0, 0};
+  check_mpi(MPI_Allreduce(mine, least, 6, MPI_INT64_T, MPI_MIN, comm), "MPI_Allreduce");
+  return ViewAgreement{least[0] == -least[1], least[2] < 0, least[3] < 0, least[4] == -least[5]};
 }
 
 }  // namespace
@@ -43,6 +47,7 @@ void File::set_view(MPI_Offset displacement, MPI_Datatype etype, MPI_Datatype fi
   file.wait_idle();
   std::shared_ptr<const core::FileView> view;
   std::shared_ptr<const exchange::DataRepresentation> chosen;
+  std::int64_t write_behind = 0;
   runtime::run_collectively(file.comm, "set_view", [&] {
     core::require_committed(etype, "set_view: the etype");
     core::require_committed(filetype, "set_view: the filetype");
@@ -54,14 +59,16 @@ void File::set_view(MPI_Offset displacement, MPI_Datatype etype, MPI_Datatype fi
     Hints merged = file.hints;
     for (const auto& [key, value] : hints) merged[key] = value;
     check_hints(merged, file.ranks, file.file_realms.get());
+    write_behind = write_behind_budget(merged);
   });
   // MPI requires the same etype extent everywhere (MPI 4.0, 14.3); only
   // valid views get this far, so every process takes part, and every one
   // learns the same answer.
-  const ViewAgreement agreed =
-      agree_on_view(file.comm, view->etype_size(),
-                    !view->is_contiguous() && !has(file.mode, Mode::rdonly), file.shared->moved());
+  const ViewAgreement agreed = agree_on_view(
+      file.comm, view->etype_size(), !view->is_contiguous() && !has(file.mode, Mode::rdonly),
+      file.shared->moved(), write_behind > 0);
   require_same(agreed.same_etype_size, "set_view: the etype size");
+  require_same(agreed.same_write_behind, "set_view: whether hint flowio_write_behind is on");
   // MPI resets both file pointers (MPI 4.1, 14.3).
   if (agreed.shared_pointer_moved) file.shared->set(0);
   if (agreed.holes_somewhere != file.holes_in_some_view) {
@@ -74,6 +81,7 @@ void File::set_view(MPI_Offset displacement, MPI_Datatype etype, MPI_Datatype fi
   file.merge_hints(hints);
   file.forget_plans();
   if (file.atomic) file.describe_views_to_atomic_mode();
+  file.report_write_behind_failure();
 }
 
 void File::Impl::set_file_realms(std::shared_ptr<const core::RealmDescription> realms) {

@@ -107,6 +107,33 @@
 //                            wrote has fdatasync'd the file, inside the
 //                            operation (a nonblocking write's sync overlaps
 //                            the caller's computation).
+//   flowio_write_behind      bytes (default 0: off; the environment's
+//                            FLOWIO_WRITE_BEHIND gives a default): a
+//                            blocking collective write (write_all,
+//                            write_at_all, the ordered one) returns once
+//                            every process has found its arguments good
+//                            and its data is copied, and is written in the
+//                            background while the program goes on; copies
+//                            in flight stay within this many bytes (a
+//                            write waits for the oldest until its copy
+//                            fits; a larger one runs as without the hint).
+//                            The file ends up the same. This process's
+//                            later reads and writes see its writes (an
+//                            independent access waits for those whose
+//                            bytes it meets; collective calls are ordered
+//                            by the engine); sync, close, set_size,
+//                            preallocate, set_view, set_hints,
+//                            set_atomicity, size and the shared pointer's
+//                            calls wait for all of them. Other processes
+//                            see the data after sync-barrier-sync or
+//                            close-open, as MPI says. A write that fails
+//                            reports its error (naming the write) at a
+//                            later call on the file: an independent one
+//                            before it starts, a collective one once this
+//                            process has taken its part, close at the
+//                            latest. Off in atomic mode and for data
+//                            converted to another representation. Must be
+//                            on on every process or on none.
 //   flowio_plan_cache        compiled collective plans kept per file
 //                            (default 4; 0: every call compiles its plan).
 //   flowio_compress          "auto" (default), "on" or "off": LZO1X-1

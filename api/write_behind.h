@@ -1,0 +1,105 @@
+// WriteBehind: the blocking collective writes of one file that return as
+// soon as their data is copied (hint flowio_write_behind, hints.h), and
+// what they still owe the program until they end.
+//
+// A write behind runs as a nonblocking collective write of its copy, so
+// the engine orders it against every later collective call on the file as
+// it orders nonblocking ones (runtime/engine/operation_order.h: a later
+// read or write of bytes it may touch starts its data phase after it
+// ends). What the engine does not order, the file does through this
+// class: an independent access by this process waits for the writes
+// behind whose bytes it meets (wait_overlapping), calls that must see
+// every byte written wait for all of them (drain), and a write that
+// failed reports its error later (failure()).
+//
+// The copies are held to a budget: a write waits for the oldest writes
+// behind until its copy fits (make_room), so memory stays within the
+// budget whatever the program does; one larger than the budget does not
+// go behind.
+//
+// Used by the file's caller thread only (the file's calls are not made
+// from several threads at once, as MPI requires of one file handle).
+#pragma once
+
+#include <mpi.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <exception>
+#include <memory>
+#include <string>
+
+#include "flowio/future.h"
+#include "flowio/hints.h"
+
+namespace flowio {
+
+// The budget the hints give (flowio_write_behind, bytes; 0: off), or else
+// the environment's FLOWIO_WRITE_BEHIND (which turns write-behind on for
+// every file that does not say otherwise, as the test suite's switch).
+// Throws UsageError(invalid_hint) for a value that is not a byte count.
+std::int64_t write_behind_budget(const Hints& hints);
+
+// Collective over `comm`: throws UsageError(not_same), on every process,
+// unless write-behind is `on` on every process or on none (its writes
+// check their arguments on every process at the call). `operation` names
+// the call.
+void require_same_write_behind(MPI_Comm comm, bool on, const char* operation);
+
+class WriteBehind {
+ public:
+  // A write handed to the engine: when it ends, its copy, the bytes of the
+  // file this process's part may touch, and how an error names it.
+  struct Write {
+    Future<std::size_t> done;
+    std::unique_ptr<std::byte[]> copy;
+    std::int64_t bytes = 0;
+    std::int64_t file_begin = 0;
+    std::int64_t file_end = 0;
+    std::string call;  // e.g. "write_at_all at offset 4096 (etypes)"
+  };
+
+  // Counts for statistics and the layer's report.
+  struct Counts {
+    std::int64_t writes_behind = 0;   // writes that returned after their copy
+    std::int64_t waits_for_room = 0;  // writes that first waited for older ones
+  };
+
+  std::int64_t budget() const { return budget_; }
+  // A new budget (0: off), once every write behind has ended (drain()).
+  void set_budget(std::int64_t bytes) { budget_ = bytes; }
+  bool on() const { return budget_ > 0; }
+  bool idle() const { return writes_.empty(); }
+  // A failure is kept for take_failure().
+  bool failed() const { return failure_ != nullptr; }
+  const Counts& counts() const { return counts_; }
+
+  // Waits for the oldest writes until a copy of `bytes` fits the budget;
+  // false when it never can (more than the budget, or write-behind off):
+  // then nothing was waited for, and the write does not go behind.
+  bool make_room(std::int64_t bytes);
+  // A write that now goes behind (after make_room()).
+  void add(Write write);
+  // Waits for the writes whose bytes meet [begin, end).
+  void wait_overlapping(std::int64_t begin, std::int64_t end);
+  // Waits for every write.
+  void drain();
+  // The first failure of an ended write, named by its call, or null; kept
+  // until taken once, so that it is reported at one call only.
+  std::exception_ptr take_failure();
+
+ private:
+  // Waits for writes_[index] and takes it out, keeping its failure.
+  void finish(std::size_t index);
+  // Takes out the writes at the front that have ended.
+  void reap();
+
+  std::int64_t budget_ = 0;
+  std::deque<Write> writes_;    // oldest first
+  std::int64_t in_flight_ = 0;  // their copies' bytes
+  std::exception_ptr failure_;
+  Counts counts_;
+};
+
+}  // namespace flowio

@@ -1,0 +1,246 @@
+// Write-behind (hint flowio_write_behind, api/write_behind.h): blocking
+// collective writes that return once their data is copied. What a program
+// may rely on: the file ends up as without the hint, this process's later
+// accesses see what it wrote, arguments are checked on every process at
+// the call, and a write that fails later reports its error at a later
+// call. Run on 1, 2 and 4 ranks.
+#include <doctest/doctest.h>
+#include <mpi.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "flowio/flowio.h"
+#include "tests/api/file_contents.h"
+#include "tests/api/test_paths.h"
+#include "tests/support/fault_scope.h"
+#include "tests/support/world.h"
+
+namespace {
+
+using namespace flowio::testing;
+
+constexpr std::int64_t kBlock = 4096;  // bytes of one rank's block in a round
+constexpr int kRounds = 12;
+
+flowio::Hints behind(std::int64_t budget) {
+  return {{"flowio_write_behind", std::to_string(budget)}};
+}
+
+// Round r's block of `rank`: its bytes, made from both.
+char value(int round, int rank, std::int64_t i) {
+  return static_cast<char>('a' + (round * 7 + rank * 3 + i) % 26);
+}
+
+// Each rank's blocks interleaved, round after round: block r of rank k at
+// (r * ranks + k) * kBlock. A view that puts a rank's writes there.
+MPI_Datatype interleaved_blocks() {
+  MPI_Datatype block = MPI_DATATYPE_NULL, resized = MPI_DATATYPE_NULL;
+  MPI_Type_contiguous(kBlock, MPI_BYTE, &block);
+  MPI_Type_create_resized(block, 0, kBlock * world_size(), &resized);
+  MPI_Type_commit(&resized);
+  MPI_Type_free(&block);
+  return resized;
+}
+
+// A memory type with holes: the block's bytes at every other byte of a
+// buffer twice its size, so that the copy a write keeps is a packed one.
+MPI_Datatype every_other_byte() {
+  MPI_Datatype type = MPI_DATATYPE_NULL;
+  MPI_Type_vector(kBlock, 1, 2, MPI_BYTE, &type);
+  MPI_Type_commit(&type);
+  return type;
+}
+
+std::vector<char> expected_file() {
+  std::vector<char> bytes(static_cast<std::size_t>(kRounds * world_size() * kBlock));
+  for (int round = 0; round < kRounds; ++round) {
+    for (int rank = 0; rank < world_size(); ++rank) {
+      for (std::int64_t i = 0; i < kBlock; ++i) {
+        bytes[static_cast<std::size_t>((round * world_size() + rank) * kBlock + i)] =
+            value(round, rank, i);
+      }
+    }
+  }
+  return bytes;
+}
+
+// Writes the rounds through the interleaving view with write_all, each
+// from a holey buffer that is scribbled over as soon as the call returns.
+void write_rounds(flowio::File& file) {
+  MPI_Datatype view = interleaved_blocks();
+  MPI_Datatype holey = every_other_byte();
+  file.set_view(world_rank() * kBlock, MPI_BYTE, view);
+  std::vector<char> buffer(static_cast<std::size_t>(2 * kBlock));
+  for (int round = 0; round < kRounds; ++round) {
+    for (std::int64_t i = 0; i < kBlock; ++i) {
+      buffer[static_cast<std::size_t>(2 * i)] = value(round, world_rank(), i);
+    }
+    CHECK(file.write_all(buffer.data(), 1, holey) == static_cast<std::size_t>(kBlock));
+    std::fill(buffer.begin(), buffer.end(), '#');
+  }
+  MPI_Type_free(&holey);
+  MPI_Type_free(&view);
+}
+
+}  // namespace
+
+// Written behind, the file is the one written without; this process's own
+// reads, independent and collective, see its writes before any of them is
+// waited for.
+TEST_CASE("Api.WriteBehind.SameFileAndOwnReadsSeeTheWrites") {
+  const std::string path = fresh_path("write_behind_same");
+  flowio::File file = flowio::File::open(
+      MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::rdwr, behind(1 << 20));
+  CHECK(file.hints().at("flowio_write_behind") == "1048576");
+  write_rounds(file);
+
+  // The last round's block, read back at once: independently, then
+  // collectively, through the same view.
+  std::vector<char> back(static_cast<std::size_t>(kBlock), '#');
+  CHECK(file.read_at((kRounds - 1) * kBlock, back.data(), kBlock, MPI_BYTE) ==
+        static_cast<std::size_t>(kBlock));
+  bool right = true;
+  for (std::int64_t i = 0; i < kBlock; ++i) {
+    right = right && back[static_cast<std::size_t>(i)] == value(kRounds - 1, world_rank(), i);
+  }
+  CHECK(right);
+  std::fill(back.begin(), back.end(), '#');
+  CHECK(file.read_at_all(0, back.data(), kBlock, MPI_BYTE) == static_cast<std::size_t>(kBlock));
+  right = true;
+  for (std::int64_t i = 0; i < kBlock; ++i) {
+    right = right && back[static_cast<std::size_t>(i)] == value(0, world_rank(), i);
+  }
+  CHECK(right);
+  CHECK(file.size() == kRounds * world_size() * kBlock);
+  file.close();
+  MPI_Barrier(MPI_COMM_WORLD);
+  CHECK(read_whole_file(path) == expected_file());
+}
+
+// A budget of one and a half blocks: each write waits for the one before
+// it; a write larger than the budget does not go behind. The file is
+// still the same.
+TEST_CASE("Api.WriteBehind.SmallBudget") {
+  const std::string path = fresh_path("write_behind_budget");
+  flowio::File file = flowio::File::open(
+      MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::rdwr, behind(kBlock * 3 / 2));
+  write_rounds(file);
+  file.close();
+  MPI_Barrier(MPI_COMM_WORLD);
+  CHECK(read_whole_file(path) == expected_file());
+
+  const std::string whole = fresh_path("write_behind_over_budget");
+  flowio::File big = flowio::File::open(MPI_COMM_WORLD, whole,
+                                        flowio::Mode::create | flowio::Mode::rdwr, behind(100));
+  std::vector<char> data(static_cast<std::size_t>(kBlock), static_cast<char>('A' + world_rank()));
+  CHECK(big.write_at_all(world_rank() * kBlock, data.data(), kBlock, MPI_BYTE) ==
+        static_cast<std::size_t>(kBlock));
+  big.close();
+  MPI_Barrier(MPI_COMM_WORLD);
+  const std::vector<char> file_bytes = read_whole_file(whole);
+  REQUIRE(file_bytes.size() == static_cast<std::size_t>(world_size() * kBlock));
+  for (int rank = 0; rank < world_size(); ++rank) {
+    CHECK(file_bytes[static_cast<std::size_t>(rank * kBlock)] == static_cast<char>('A' + rank));
+  }
+}
+
+// The call returns once its data is copied: with the first write of rank
+// 0 held up for 1.5 s on its way to the file, every rank's call returns
+// well before that, and a read of the bytes on rank 0 waits for them.
+TEST_CASE("Api.WriteBehind.ReturnsBeforeTheDataIsWritten") {
+  const std::string path = fresh_path("write_behind_stall");
+  std::optional<FaultScope> faults;
+  if (world_rank() == 0) faults.emplace("on=write,nth=1,fault=stall,ms=1500");
+  flowio::File file = flowio::File::open(
+      MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::rdwr, behind(1 << 20));
+  faults.reset();
+  std::vector<char> data(static_cast<std::size_t>(4 * kBlock),
+                         static_cast<char>('k' + world_rank()));
+  const auto start = std::chrono::steady_clock::now();
+  file.write_at_all(world_rank() * 4 * kBlock, data.data(), 4 * kBlock, MPI_BYTE);
+  const double call_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  CAPTURE(call_seconds);
+  CHECK(call_seconds < 0.75);
+  std::vector<char> back(data.size(), '#');
+  file.read_at(world_rank() * 4 * kBlock, back.data(), 4 * kBlock, MPI_BYTE);
+  CHECK(back == data);
+  if (world_rank() == 0) {
+    CHECK(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() > 1.0);
+  }
+  file.close();
+}
+
+// Bad arguments on the last rank fail the call on every rank, at the call,
+// and nothing starts; the next call goes on as usual.
+TEST_CASE("Api.WriteBehind.BadArgumentsFailEveryRankAtTheCall") {
+  const std::string path = fresh_path("write_behind_refused");
+  flowio::File file = flowio::File::open(
+      MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::rdwr, behind(1 << 20));
+  std::vector<char> data(static_cast<std::size_t>(kBlock), 'r');
+  const bool last = world_rank() == world_size() - 1;
+  bool refused = false;
+  try {
+    file.write_at_all(world_rank() * kBlock, last ? nullptr : data.data(), kBlock, MPI_BYTE);
+  } catch (const flowio::UsageError& error) {
+    refused = error.code() == flowio::ErrorCode::invalid_buffer;
+    CAPTURE(std::string(error.what()));
+    CHECK(refused);
+  }
+  CHECK(all_ranks(refused));
+  CHECK(file.write_at_all(world_rank() * kBlock, data.data(), kBlock, MPI_BYTE) ==
+        static_cast<std::size_t>(kBlock));
+  file.close();
+  MPI_Barrier(MPI_COMM_WORLD);
+  CHECK(read_whole_file(path) ==
+        std::vector<char>(static_cast<std::size_t>(world_size() * kBlock), 'r'));
+}
+
+// A write behind that fails on the last rank (ENOSPC) reports its error
+// on every rank at the next call on the file, naming the write, and only
+// there; a failure nobody has asked about yet is reported by close.
+TEST_CASE("Api.WriteBehind.FailureReachesEveryRankLater") {
+  const int last = world_size() - 1;
+  for (const bool at_close : {false, true}) {
+    CAPTURE(at_close);
+    const std::string path = fresh_path(at_close ? "write_behind_fail_close" : "write_behind_fail");
+    std::optional<FaultScope> faults;
+    if (world_rank() == last) faults.emplace("on=write,nth=1,fault=enospc");
+    flowio::File file = flowio::File::open(
+        MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::rdwr, behind(1 << 20));
+    faults.reset();
+    std::vector<char> data(static_cast<std::size_t>(kBlock), 'f');
+    // Returns: its data is copied, and its failure is not known yet.
+    CHECK(file.write_at_all(world_rank() * kBlock, data.data(), kBlock, MPI_BYTE) ==
+          static_cast<std::size_t>(kBlock));
+    bool reported = false;
+    auto check_report = [&](const flowio::IoError& error) {
+      CAPTURE(std::string(error.what()));
+      CHECK(error.system_errno() == ENOSPC);
+      CHECK(error.message().find("write behind (write_at_all at offset") != std::string::npos);
+      reported = error.system_errno() == ENOSPC;
+    };
+    if (!at_close) {
+      try {
+        file.sync();
+      } catch (const flowio::IoError& error) {
+        check_report(error);
+      }
+      CHECK(all_ranks(reported));
+      file.sync();  // reported once
+      file.close();
+    } else {
+      try {
+        file.close();
+      } catch (const flowio::IoError& error) {
+        check_report(error);
+      }
+      CHECK(all_ranks(reported));
+    }
+  }
+}
