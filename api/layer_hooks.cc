@@ -40,4 +40,10 @@ void LayerHooks::refuse_collective(File& file, bool writing, ErrorCode code) {
   file.impl().refuse_collective(writing, code, false);
 }
 
+LayerHooks::WriteBehindCounts LayerHooks::write_behind_counts() {
+  const WriteBehind::Counts counts = WriteBehind::process_counts();
+  return WriteBehindCounts{static_cast<long>(counts.writes_behind),
+                           static_cast<long>(counts.waits_for_room)};
+}
+
 }  // namespace flowio

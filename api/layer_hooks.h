@@ -48,6 +48,15 @@ struct LayerHooks {
   // the others waiting in it. Returns at once; the caller reports its own
   // error.
   static void refuse_collective(File& file, bool writing, ErrorCode code);
+
+  // Over every file of the process so far (hint flowio_write_behind): the
+  // blocking collective writes that returned once their data was copied,
+  // and how many of them first waited for older ones to make room.
+  struct WriteBehindCounts {
+    long writes_behind = 0;
+    long waits_for_room = 0;
+  };
+  static WriteBehindCounts write_behind_counts();
 };
 
 }  // namespace flowio

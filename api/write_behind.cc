@@ -1,5 +1,6 @@
 #include "api/write_behind.h"
 
+#include <atomic>
 #include <charconv>
 #include <cstdlib>
 #include <utility>
@@ -8,6 +9,11 @@
 
 namespace flowio {
 namespace {
+
+// WriteBehind::process_counts(); relaxed: read at MPI_Finalize, after
+// every file call.
+std::atomic<std::int64_t> writes_behind{0};
+std::atomic<std::int64_t> waits_for_room{0};
 
 // The byte count `text` spells, or -1 when it spells none.
 std::int64_t parse_bytes(const std::string& text) {
@@ -74,17 +80,22 @@ void require_same_write_behind(MPI_Comm comm, bool on, const char* operation) {
   }
 }
 
+WriteBehind::Counts WriteBehind::process_counts() {
+  return Counts{writes_behind.load(std::memory_order_relaxed),
+                waits_for_room.load(std::memory_order_relaxed)};
+}
+
 bool WriteBehind::make_room(std::int64_t bytes) {
   if (!on() || bytes > budget_) return false;
   reap();
-  if (in_flight_ + bytes > budget_) ++counts_.waits_for_room;
+  if (in_flight_ + bytes > budget_) waits_for_room.fetch_add(1, std::memory_order_relaxed);
   while (in_flight_ + bytes > budget_) finish(0);
   return true;
 }
 
 void WriteBehind::add(Write write) {
   in_flight_ += write.bytes;
-  ++counts_.writes_behind;
+  writes_behind.fetch_add(1, std::memory_order_relaxed);
   writes_.push_back(std::move(write));
 }
 

@@ -60,11 +60,14 @@ class WriteBehind {
     std::string call;  // e.g. "write_at_all at offset 4096 (etypes)"
   };
 
-  // Counts for statistics and the layer's report.
+  // What the writes behind did, for the MPI-IO layer's report
+  // (FLOWIO_MPIIO_REPORT=1).
   struct Counts {
     std::int64_t writes_behind = 0;   // writes that returned after their copy
     std::int64_t waits_for_room = 0;  // writes that first waited for older ones
   };
+  // Over every file of the process so far. Thread safe.
+  static Counts process_counts();
 
   std::int64_t budget() const { return budget_; }
   // A new budget (0: off), once every write behind has ended (drain()).
@@ -73,7 +76,6 @@ class WriteBehind {
   bool idle() const { return writes_.empty(); }
   // A failure is kept for take_failure().
   bool failed() const { return failure_ != nullptr; }
-  const Counts& counts() const { return counts_; }
 
   // Waits for the oldest writes until a copy of `bytes` fits the budget;
   // false when it never can (more than the budget, or write-behind off):
@@ -99,7 +101,6 @@ class WriteBehind {
   std::deque<Write> writes_;    // oldest first
   std::int64_t in_flight_ = 0;  // their copies' bytes
   std::exception_ptr failure_;
-  Counts counts_;
 };
 
 }  // namespace flowio

@@ -8,6 +8,8 @@
 #include <cstring>
 #include <mutex>
 
+#include "api/layer_hooks.h"
+
 namespace flowio::mpiio {
 namespace {
 
@@ -86,8 +88,12 @@ bool forwarding() {
 
 void report_at_finalize(long kept_datatypes) {
   if (!reporting()) return;
-  std::fprintf(stderr, "flowio-mpiio: served %ld file calls, forwarded %ld, datatypes kept %ld\n",
-               served_calls.load(), forwarded_calls.load(), kept_datatypes);
+  const flowio::LayerHooks::WriteBehindCounts behind = flowio::LayerHooks::write_behind_counts();
+  std::fprintf(stderr,
+               "flowio-mpiio: served %ld file calls, forwarded %ld, datatypes kept %ld, "
+               "writes behind %ld (waited for room %ld)\n",
+               served_calls.load(), forwarded_calls.load(), kept_datatypes, behind.writes_behind,
+               behind.waits_for_room);
 }
 
 }  // namespace flowio::mpiio

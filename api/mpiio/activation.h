@@ -31,9 +31,10 @@ int program_thread_level();
 bool forwarding();
 
 // Prints "flowio-mpiio: served N file calls, forwarded M, datatypes kept
-// K" on stderr when FLOWIO_MPIIO_REPORT=1 (the tests use it to prove the
-// layer was in use, and that it freed every datatype it made: K is
-// `kept_datatypes`, which must be 0 by then).
+// K, writes behind W (waited for room R)" on stderr when
+// FLOWIO_MPIIO_REPORT=1 (the tests use it to prove the layer was in use,
+// and that it freed every datatype it made: K is `kept_datatypes`, which
+// must be 0 by then).
 void report_at_finalize(long kept_datatypes);
 
 }  // namespace flowio::mpiio

@@ -156,7 +156,7 @@ expect_report() {
 }
 if [ "$plain_only" != 1 ]; then
   expect_report layer 'flowio-mpiio: served [1-9]' "the layer did not serve the program"
-  expect_report layer 'datatypes kept 0$' "the layer did not free every datatype it duplicated"
+  expect_report layer 'datatypes kept 0,' "the layer did not free every datatype it duplicated"
   if [ "${SKIP_SWITCHED_OFF:-0}" != 1 ]; then
     expect_report switched_off 'flowio-mpiio: served 0 file calls, forwarded [1-9]' \
       "FLOWIO_MPIIO=off did not make the layer forward every call"
