@@ -100,7 +100,6 @@ void WriteBehind::add(Write write) {
 }
 
 void WriteBehind::wait_overlapping(std::int64_t begin, std::int64_t end) {
-  reap();
   for (std::size_t i = 0; i < writes_.size();) {
     const Write& write = writes_[i];
     if (write.file_begin < end && begin < write.file_end) {
@@ -109,6 +108,7 @@ void WriteBehind::wait_overlapping(std::int64_t begin, std::int64_t end) {
       ++i;
     }
   }
+  reap();
 }
 
 void WriteBehind::drain() {
@@ -135,7 +135,13 @@ void WriteBehind::finish(std::size_t index) {
 }
 
 void WriteBehind::reap() {
-  while (!writes_.empty() && writes_.front().done.ready()) finish(0);
+  for (std::size_t i = 0; i < writes_.size();) {
+    if (writes_[i].done.ready()) {
+      finish(i);
+    } else {
+      ++i;
+    }
+  }
 }
 
 }  // namespace flowio

@@ -94,7 +94,7 @@ class WriteBehind {
  private:
   // Waits for writes_[index] and takes it out, keeping its failure.
   void finish(std::size_t index);
-  // Takes out the writes at the front that have ended.
+  // Takes out the writes that have ended.
   void reap();
 
   std::int64_t budget_ = 0;

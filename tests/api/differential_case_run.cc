@@ -456,6 +456,11 @@ void run_flowio(const Case& c, std::uint64_t case_seed, const std::string& path,
           break;
       }
     }
+    // Writes behind (FLOWIO_WRITE_BEHIND) reach other processes, rank 0's
+    // reading of the whole file among them, through MPI's recipe:
+    // sync-barrier-sync (the capture's barrier); with every write done at
+    // its call, the file is captured as it is.
+    if (file.hints().at("flowio_write_behind") != "0") file.sync();
     capture_image(c, path, out);
     file.close();
     check_removed(path, out);

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "api/layer_hooks.h"
 #include "flowio/flowio.h"
 #include "tests/api/file_contents.h"
 #include "tests/api/test_paths.h"
@@ -97,7 +98,9 @@ TEST_CASE("Api.WriteBehind.SameFileAndOwnReadsSeeTheWrites") {
   flowio::File file = flowio::File::open(
       MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::rdwr, behind(1 << 20));
   CHECK(file.hints().at("flowio_write_behind") == "1048576");
+  const long behind_before = flowio::LayerHooks::write_behind_counts().writes_behind;
   write_rounds(file);
+  CHECK(flowio::LayerHooks::write_behind_counts().writes_behind - behind_before == kRounds);
 
   // The last round's block, read back at once: independently, then
   // collectively, through the same view.
@@ -129,7 +132,10 @@ TEST_CASE("Api.WriteBehind.SmallBudget") {
   const std::string path = fresh_path("write_behind_budget");
   flowio::File file = flowio::File::open(
       MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::rdwr, behind(kBlock * 3 / 2));
+  const flowio::LayerHooks::WriteBehindCounts before = flowio::LayerHooks::write_behind_counts();
   write_rounds(file);
+  const flowio::LayerHooks::WriteBehindCounts after = flowio::LayerHooks::write_behind_counts();
+  CHECK(after.writes_behind - before.writes_behind == kRounds);
   file.close();
   MPI_Barrier(MPI_COMM_WORLD);
   CHECK(read_whole_file(path) == expected_file());
@@ -138,8 +144,10 @@ TEST_CASE("Api.WriteBehind.SmallBudget") {
   flowio::File big = flowio::File::open(MPI_COMM_WORLD, whole,
                                         flowio::Mode::create | flowio::Mode::rdwr, behind(100));
   std::vector<char> data(static_cast<std::size_t>(kBlock), static_cast<char>('A' + world_rank()));
+  const long behind_before = flowio::LayerHooks::write_behind_counts().writes_behind;
   CHECK(big.write_at_all(world_rank() * kBlock, data.data(), kBlock, MPI_BYTE) ==
         static_cast<std::size_t>(kBlock));
+  CHECK(flowio::LayerHooks::write_behind_counts().writes_behind == behind_before);
   big.close();
   MPI_Barrier(MPI_COMM_WORLD);
   const std::vector<char> file_bytes = read_whole_file(whole);
