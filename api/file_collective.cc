@@ -72,24 +72,18 @@ runtime::CollectiveRequest File::Impl::request_of(bool writing, Transfer&& trans
 Future<std::size_t> File::Impl::start_collective(bool writing, MPI_Offset offset,
                                                  const void* buffer, MPI_Count count,
                                                  MPI_Datatype datatype, bool advance_pointer) {
-  Future<std::size_t> started = start_request(
+  return start_request(
       collective_request(writing, offset, buffer, count, datatype, advance_pointer, false));
-  report_write_behind_failure();
-  return started;
 }
 
 std::size_t File::Impl::run_collective(bool writing, MPI_Offset offset, const void* buffer,
                                        MPI_Count count, MPI_Datatype datatype,
                                        bool advance_pointer) {
-  std::size_t moved = 0;
   if (writing && write_behind.on() && !atomic) {
-    moved = write_collective_behind(offset, buffer, count, datatype, advance_pointer);
-  } else {
-    moved = run_request(
-        collective_request(writing, offset, buffer, count, datatype, advance_pointer, true));
+    return write_collective_behind(offset, buffer, count, datatype, advance_pointer);
   }
-  report_write_behind_failure();
-  return moved;
+  return run_request(
+      collective_request(writing, offset, buffer, count, datatype, advance_pointer, true));
 }
 
 std::size_t File::Impl::run_request(runtime::CollectiveRequest request) {
@@ -188,6 +182,7 @@ std::size_t File::read_all(void* buffer, MPI_Count count, MPI_Datatype datatype)
 
 std::vector<OperationStatistics> File::statistics() const {
   const Impl& file = impl();
+  file.write_behind.drain();
   return file.collective ? file.collective->statistics() : std::vector<OperationStatistics>{};
 }
 

@@ -153,9 +153,11 @@ struct File::Impl {
   }
 
   // Throws the failure of a write behind that ended since the last report
-  // (WriteBehind::take_failure): at an independent call before it starts,
-  // at a collective one once this process has taken its part, so that no
-  // process leaves the others alone in a collective call.
+  // (WriteBehind::take_failure). Called only where every process knows of
+  // the same failures, so that every process throws at the same call and
+  // none goes on alone into calls the others left: after the collective
+  // calls that wait for every write behind (sync, close, set_view, ...),
+  // and at a write behind's call when every process knows of one.
   void report_write_behind_failure() {
     if (std::exception_ptr failure = write_behind.take_failure()) std::rethrow_exception(failure);
   }

@@ -157,21 +157,37 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
   impl->hints = with_system_hints(hints);
 
   // One allreduce tells whether any process passed an invalid mode,
-  // whether every process passed the same one, and whether every process
-  // chose the same slot for the shared file pointer (shared_pointer.h).
+  // whether every process passed the same one, whether every process
+  // chose the same slot for the shared file pointer (shared_pointer.h),
+  // and whether the hints turn write-behind on everywhere or nowhere (its
+  // writes check their arguments on every process at the call; a value
+  // that is no byte count fails the hints' check below instead).
   std::exception_ptr bad_mode;
   try {
     validate_mode(mode);
   } catch (const UsageError&) {
     bad_mode = std::current_exception();
   }
+  std::int64_t behind = 0;
+  try {
+    behind = write_behind_budget(impl->hints) > 0 ? 1 : 0;
+  } catch (const UsageError&) {
+    behind = -1;
+  }
   HeldPointerSlot pointer_slot(impl->comm);
   const auto mode_bits = static_cast<std::int64_t>(mode);
-  const std::int64_t mine[7] = {
-      bad_mode ? -1 : 0,         mode_bits,           -mode_bits,          pointer_slot.window_id(),
-      -pointer_slot.window_id(), pointer_slot.slot(), -pointer_slot.slot()};
-  std::int64_t least[7] = {};
-  check_mpi(MPI_Allreduce(mine, least, 7, MPI_INT64_T, MPI_MIN, impl->comm), "MPI_Allreduce");
+  const std::int64_t mine[10] = {bad_mode ? -1 : 0,
+                                 mode_bits,
+                                 -mode_bits,
+                                 pointer_slot.window_id(),
+                                 -pointer_slot.window_id(),
+                                 pointer_slot.slot(),
+                                 -pointer_slot.slot(),
+                                 behind,
+                                 -behind,
+                                 behind < 0 ? -1 : 0};
+  std::int64_t least[10] = {};
+  check_mpi(MPI_Allreduce(mine, least, 10, MPI_INT64_T, MPI_MIN, impl->comm), "MPI_Allreduce");
   if (bad_mode) std::rethrow_exception(bad_mode);
   if (least[0] < 0) {
     throw UsageError(ErrorCode::invalid_access_mode,
@@ -179,6 +195,9 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
   }
   require_same(least[1] == -least[2], "open: the access mode");
   const bool same_pointer_slot = least[3] == -least[4] && least[5] == -least[6];
+  if (least[9] == 0) {
+    require_same(least[7] == -least[8], "open: whether hint flowio_write_behind is on");
+  }
   // One agreed step: every process checks the hints, then opens at once,
   // creating the file if asked (O_CREAT without O_EXCL is atomic: one
   // process creates it, the others open it). With Mode::excl, rank 0
@@ -207,7 +226,6 @@ File File::open(MPI_Comm comm, const std::string& path, Mode mode, const Hints& 
       if (impl->rank != 0) impl->fd = open_descriptor(path, mode, false);
     });
   }
-  require_same_write_behind(impl->comm, impl->write_behind.on(), "open");
   impl->sieve_lock = std::make_unique<io::SieveLock>(impl->fd.get());
   impl->mapping = std::make_unique<io::FileMapping>(impl->fd.get());
   // Direct I/O asks for data to bypass the page cache: not through it by

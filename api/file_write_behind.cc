@@ -13,21 +13,36 @@
 namespace flowio {
 namespace {
 
-// The first refusal over every process: `code` of the lowest rank whose
-// arguments were bad, or none. One reduction, every process learns it.
-struct Refusal {
-  int rank = -1;
-  ErrorCode code = ErrorCode::invalid_argument;
+// What every process learns at a write behind's call, in one reduction:
+// the first refusal (`code` of the lowest rank whose arguments were bad),
+// whether every process knows of a write behind that failed, and whether
+// every process's part can go behind. Whatever depends on them, every
+// process then does alike, failures included.
+struct CallAgreement {
+  int refused_rank = -1;
+  ErrorCode refused_code = ErrorCode::invalid_argument;
+  bool everyone_knows_a_failure = false;
+  bool everyone_goes_behind = false;
 };
 
-Refusal first_refusal(MPI_Comm comm, int rank, const ErrorCode* refused) {
-  // Rank and code in one number, so that MPI_MIN finds the lowest rank.
+CallAgreement agree_at_call(MPI_Comm comm, int rank, const ErrorCode* refused, bool knows_a_failure,
+                            bool goes_behind) {
+  // Rank and code in one number, so that MPI_MIN finds the lowest rank;
+  // the flags as 0 where true, -1 where not, so that the least is 0 only
+  // when every process's is.
   constexpr int kCodes = 256;
-  const int mine = refused ? rank * kCodes + static_cast<int>(*refused) : INT_MAX;
-  int least = INT_MAX;
-  check_mpi(MPI_Allreduce(&mine, &least, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
-  if (least == INT_MAX) return Refusal{};
-  return Refusal{least / kCodes, static_cast<ErrorCode>(least % kCodes)};
+  const int mine[3] = {refused ? rank * kCodes + static_cast<int>(*refused) : INT_MAX,
+                       knows_a_failure ? 0 : -1, goes_behind ? 0 : -1};
+  int least[3] = {INT_MAX, 0, 0};
+  check_mpi(MPI_Allreduce(mine, least, 3, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+  CallAgreement agreed;
+  if (least[0] != INT_MAX) {
+    agreed.refused_rank = least[0] / kCodes;
+    agreed.refused_code = static_cast<ErrorCode>(least[0] % kCodes);
+  }
+  agreed.everyone_knows_a_failure = least[1] == 0;
+  agreed.everyone_goes_behind = least[2] == 0;
+  return agreed;
 }
 
 }  // namespace
@@ -37,39 +52,40 @@ std::size_t File::Impl::write_collective_behind(MPI_Offset offset, const void* b
                                                 bool advance_pointer) {
   // The arguments, checked on every process before any starts: a refusal
   // anywhere fails the call everywhere, at the call, and nothing starts.
-  Transfer transfer;
   std::exception_ptr refusal;
   ErrorCode refused_code{};
-  std::exception_ptr failure;  // any other failure to describe the part
+  runtime::CollectiveRequest request;
   try {
-    transfer = prepare_transfer(true, offset, buffer, count, datatype, advance_pointer);
+    Transfer transfer = prepare_transfer(true, offset, buffer, count, datatype, advance_pointer);
+    request = request_of(true, std::move(transfer), false);
   } catch (const UsageError& error) {
     refusal = std::current_exception();
     refused_code = error.code();
   } catch (...) {
-    failure = std::current_exception();
+    // Any other failure: this process takes part without data.
+    request = failed_request(true, false);
   }
-  const Refusal first = first_refusal(comm, rank, refusal ? &refused_code : nullptr);
+  const std::int64_t bytes = request.memory_type ? request.memory.bytes() : 0;
+  // Not behind: a part that could not be described (it fails the call
+  // everywhere at once), data converted to another representation (from
+  // the caller's memory type, which the copy does not keep), a copy larger
+  // than the budget. Then no process's part goes behind, and the call runs
+  // as without the hint.
+  const bool goes_behind =
+      !refusal && !request.failed_before && !request.conversion && bytes <= write_behind.budget();
+  const CallAgreement agreed = agree_at_call(comm, rank, refusal ? &refused_code : nullptr,
+                                             write_behind.knows_failure(), goes_behind);
   if (refusal) std::rethrow_exception(refusal);
-  if (first.rank >= 0) {
-    throw UsageError(first.code, "process " + std::to_string(first.rank) +
-                                     " passed bad arguments to this collective call");
+  if (agreed.refused_rank >= 0) {
+    throw UsageError(agreed.refused_code, "process " + std::to_string(agreed.refused_rank) +
+                                              " passed bad arguments to this collective call");
   }
-  runtime::CollectiveRequest request;
-  if (failure) {
-    try {
-      std::rethrow_exception(failure);
-    } catch (...) {
-      request = failed_request(true, false);
-    }
-  } else {
-    request = request_of(true, std::move(transfer), false);
-  }
+  // An earlier write behind failed, and every process knows: every one
+  // reports it here, alike, and this write does not start.
+  if (agreed.everyone_knows_a_failure) report_write_behind_failure();
+  if (!agreed.everyone_goes_behind) return run_request(std::move(request));
 
-  const std::int64_t bytes = request.memory.bytes();
-  // Converted data (another representation) is converted from the
-  // caller's memory type, which the copy does not keep.
-  if (request.conversion || !write_behind.make_room(bytes)) return run_request(std::move(request));
+  write_behind.make_room(bytes);
   WriteBehind::Write write;
   write.bytes = bytes;
   write.file_begin = request.access.file_begin();
@@ -91,12 +107,9 @@ std::size_t File::Impl::write_collective_behind(MPI_Offset offset, const void* b
 }
 
 void File::Impl::before_independent_access(const Transfer& transfer) {
-  if (write_behind.idle() && !write_behind.failed()) return;
-  if (!write_behind.idle()) {
-    const core::Access access = access_of(transfer);
-    write_behind.wait_overlapping(access.file_begin(), access.file_end());
-  }
-  report_write_behind_failure();
+  if (write_behind.idle()) return;
+  const core::Access access = access_of(transfer);
+  write_behind.wait_overlapping(access.file_begin(), access.file_end());
 }
 
 }  // namespace flowio

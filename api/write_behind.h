@@ -10,7 +10,8 @@
 // class: an independent access by this process waits for the writes
 // behind whose bytes it meets (wait_overlapping), calls that must see
 // every byte written wait for all of them (drain), and a write that
-// failed reports its error later (failure()).
+// failed reports its error later (take_failure(): File::Impl reports it
+// where every process knows of it, so every process throws alike).
 //
 // The copies are held to a budget: a write waits for the oldest writes
 // behind until its copy fits (make_room), so memory stays within the
@@ -74,8 +75,12 @@ class WriteBehind {
   void set_budget(std::int64_t bytes) { budget_ = bytes; }
   bool on() const { return budget_ > 0; }
   bool idle() const { return writes_.empty(); }
-  // A failure is kept for take_failure().
-  bool failed() const { return failure_ != nullptr; }
+  // A write that has ended failed, and its failure is kept for
+  // take_failure() (takes out the writes that ended first).
+  bool knows_failure() {
+    reap();
+    return failure_ != nullptr;
+  }
 
   // Waits for the oldest writes until a copy of `bytes` fits the budget;
   // false when it never can (more than the budget, or write-behind off):

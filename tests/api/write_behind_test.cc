@@ -210,13 +210,15 @@ TEST_CASE("Api.WriteBehind.BadArgumentsFailEveryRankAtTheCall") {
 }
 
 // A write behind that fails on the last rank (ENOSPC) reports its error
-// on every rank at the next call on the file, naming the write, and only
-// there; a failure nobody has asked about yet is reported by close.
+// on every rank alike, naming the write, and only once: at the next call
+// that waits for every write (sync; close when nothing asked before), or
+// at the next write behind once every rank knows of it (size() waited for
+// the writes here), which then does not start.
 TEST_CASE("Api.WriteBehind.FailureReachesEveryRankLater") {
   const int last = world_size() - 1;
-  for (const bool at_close : {false, true}) {
-    CAPTURE(at_close);
-    const std::string path = fresh_path(at_close ? "write_behind_fail_close" : "write_behind_fail");
+  for (const char* where : {"sync", "close", "next write"}) {
+    CAPTURE(where);
+    const std::string path = fresh_path("write_behind_fail");
     std::optional<FaultScope> faults;
     if (world_rank() == last) faults.emplace("on=write,nth=1,fault=enospc");
     flowio::File file = flowio::File::open(
@@ -227,28 +229,43 @@ TEST_CASE("Api.WriteBehind.FailureReachesEveryRankLater") {
     CHECK(file.write_at_all(world_rank() * kBlock, data.data(), kBlock, MPI_BYTE) ==
           static_cast<std::size_t>(kBlock));
     bool reported = false;
-    auto check_report = [&](const flowio::IoError& error) {
+    try {
+      if (std::string(where) == "sync") file.sync();
+      if (std::string(where) == "close") file.close();
+      if (std::string(where) == "next write") {
+        file.size();
+        file.write_at_all(world_rank() * kBlock, data.data(), kBlock, MPI_BYTE);
+      }
+    } catch (const flowio::IoError& error) {
       CAPTURE(std::string(error.what()));
       CHECK(error.system_errno() == ENOSPC);
       CHECK(error.message().find("write behind (write_at_all at offset") != std::string::npos);
       reported = error.system_errno() == ENOSPC;
-    };
-    if (!at_close) {
-      try {
-        file.sync();
-      } catch (const flowio::IoError& error) {
-        check_report(error);
-      }
-      CHECK(all_ranks(reported));
+    }
+    CHECK(all_ranks(reported));
+    if (std::string(where) != "close") {
       file.sync();  // reported once
       file.close();
-    } else {
-      try {
-        file.close();
-      } catch (const flowio::IoError& error) {
-        check_report(error);
-      }
-      CHECK(all_ranks(reported));
     }
   }
+}
+
+// On for some processes and off for others, write-behind would have some
+// check their arguments with the others and some not: open refuses it on
+// every process.
+TEST_CASE("Api.WriteBehind.OnForSomeProcessesOnlyFailsOpen") {
+  const std::string path = fresh_path("write_behind_some");
+  const flowio::Hints hints = behind(world_rank() % 2 == 0 ? 1 << 20 : 0);
+  bool refused = false;
+  try {
+    flowio::File file =
+        flowio::File::open(MPI_COMM_WORLD, path, flowio::Mode::create | flowio::Mode::rdwr, hints);
+    file.close();
+  } catch (const flowio::UsageError& error) {
+    refused = error.code() == flowio::ErrorCode::not_same;
+    CAPTURE(std::string(error.what()));
+    CHECK(refused);
+  }
+  CHECK(refused == (world_size() > 1));
+  CHECK(all_ranks(refused == (world_size() > 1)));
 }

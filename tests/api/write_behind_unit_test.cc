@@ -100,7 +100,7 @@ TEST_CASE("Api.WriteBehindUnit.AFailureIsNamedAndReportedOnce") {
   after.promise.set_exception(
       std::make_exception_ptr(flowio::IoError(flowio::ErrorCode::io, "pwrite", 5)));
   behind.drain();
-  CHECK(behind.failed());
+  CHECK(behind.knows_failure());
   const std::exception_ptr failure = behind.take_failure();
   REQUIRE(failure != nullptr);
   try {
@@ -112,7 +112,7 @@ TEST_CASE("Api.WriteBehindUnit.AFailureIsNamedAndReportedOnce") {
     CHECK(error.message() == "a write behind (write_at_all at offset 4096) failed: pwrite");
   }
   CHECK(behind.take_failure() == nullptr);
-  CHECK_FALSE(behind.failed());
+  CHECK_FALSE(behind.knows_failure());
 }
 
 TEST_CASE("Api.WriteBehindUnit.TheHintIsAByteCount") {

@@ -214,7 +214,9 @@ class File {
   MPI_Offset position_shared() const;
 
   // Statistics of this process's completed collective operations on this
-  // file, oldest first (the most recent 1024 are kept).
+  // file, oldest first (the most recent 1024 are kept). Waits for the
+  // writes behind (hint flowio_write_behind) first, so that every
+  // blocking call made so far is in it.
   std::vector<OperationStatistics> statistics() const;
 
   // The individual file pointer, in etypes of the view.

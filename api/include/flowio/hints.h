@@ -127,11 +127,12 @@
 //                            calls wait for all of them. Other processes
 //                            see the data after sync-barrier-sync or
 //                            close-open, as MPI says. A write that fails
-//                            reports its error (naming the write) at a
-//                            later call on the file: an independent one
-//                            before it starts, a collective one once this
-//                            process has taken its part, close at the
-//                            latest. Off in atomic mode and for data
+//                            reports its error (naming the write) on every
+//                            process alike: at the next call that waits
+//                            for every write (sync, close, set_view, ...),
+//                            or earlier at a write behind once every
+//                            process knows of it (which then does not
+//                            start). Off in atomic mode and for data
 //                            converted to another representation. Must be
 //                            on on every process or on none.
 //   flowio_plan_cache        compiled collective plans kept per file
