@@ -13,14 +13,14 @@
 # device's time, no copy into the page cache) and MPICH's as with DURABLE.
 # From anywhere:
 #
-#   bench/write_behind.sh [ranks=2] [MiB per rank=32] [steps=8]
-#                         [compute ms=200] [rounds=3]
+#   bench/write_behind.sh [ranks=2] [MiB per rank=32] [steps=16]
+#                         [compute ms=50] [rounds=5]
 source "$(dirname "$0")/layer_rounds.sh"
 ranks=${1:-2}
 mib=${2:-32}
-steps=${3:-8}
-compute_ms=${4:-200}
-rounds=${5:-3}
+steps=${3:-16}
+compute_ms=${4:-50}
+rounds=${5:-5}
 durable=${DURABLE:-0}
 direct=${DIRECT:-0}
 budget=$((4 * mib * 1048576))
@@ -74,5 +74,5 @@ with=$(field step_s <"${scratch}/behind.txt" | median)
 without=$(field step_s <"${scratch}/flowio.txt" | median)
 mpich=$(field step_s <"${scratch}/mpich.txt" | median)
 awk -v c="${compute}" -v w="${with}" -v o="${without}" -v m="${mpich}" 'BEGIN {
-  printf "hidden=%.2f (write time without %.4f s a step) step_ratio_vs_flowio=%.2f step_ratio_vs_mpich=%.2f\n",
+  printf "write_behind: hidden=%.2f write_s_without=%.4f step_ratio_vs_flowio=%.2f step_ratio_vs_mpich=%.2f\n",
     (o - w) / (o - c), o - c, o / w, m / w }'
