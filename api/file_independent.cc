@@ -2,6 +2,7 @@
 // (prepare_transfer), the sieve lock's guard of independent writes, and
 // the blocking and nonblocking independent reads and writes.
 #include <exception>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -188,8 +189,12 @@ Future<std::size_t> File::Impl::start_transfer(bool writing, MPI_Offset offset, 
   // Atomic mode: held around the I/O, released before the Future is ready.
   auto lease = std::make_shared<sync::Lease>();
   // File I/O runs on the I/O thread, never on a oneTBB worker.
-  auto task = [this, writing, prepared = std::move(prepared), promise, view = view, lease,
-               atomic_mode = atomic, atomic_access]() {
+  // Whatever it holds of atomic mode is let go before end_operation():
+  // after it the file may turn atomic mode off and close, and the lock
+  // must then go on the caller's thread (an fcntl lock destroyed on its
+  // own waiter thread, which ran this, would join itself).
+  std::function<void()> task = [this, writing, prepared = std::move(prepared), promise, view = view,
+                                lease, atomic_mode = atomic, atomic_access]() mutable {
     try {
       const bool rewrite =
           atomic_mode && writing && atomic_mode->may_rewrite_extent(*atomic_access, lease->held());
@@ -200,6 +205,7 @@ Future<std::size_t> File::Impl::start_transfer(bool writing, MPI_Offset offset, 
       lease->release();
       promise->set_exception(std::current_exception());
     }
+    atomic_mode.reset();
     end_operation();
   };
   if (!atomic) {
@@ -209,15 +215,16 @@ Future<std::size_t> File::Impl::start_transfer(bool writing, MPI_Offset offset, 
   // The task runs once the lease is held; nobody waits for it meanwhile.
   atomic->lock_access(*atomic_access, writing)
       .then(inline_executor(),
-            [this, lease, promise, task = std::move(task)](Future<sync::Lease> held) {
+            [this, lease, promise, task = std::move(task)](Future<sync::Lease> held) mutable {
               try {
                 *lease = held.get();
               } catch (...) {
                 promise->set_exception(std::current_exception());
+                task = nullptr;  // its hold on atomic mode, as above
                 end_operation();
                 return;
               }
-              engine->io().post(task);
+              engine->io().post(std::move(task));
             });
   return future;
 }
