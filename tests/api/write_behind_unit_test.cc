@@ -32,8 +32,20 @@ Pending pending(std::int64_t bytes, std::int64_t begin, std::int64_t end) {
   return made;
 }
 
-double seconds_since(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+// Runs `wait` while another thread, standing in for the engine, ends
+// `write` with `bytes` after 200 ms; returns how long `wait` took.
+template <typename Wait>
+double seconds_waiting(Pending& write, std::size_t bytes, Wait wait) {
+  std::thread engine([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    write.promise.set_value(bytes);
+  });
+  const auto start = std::chrono::steady_clock::now();
+  wait();
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  engine.join();
+  return seconds;
 }
 
 }  // namespace
@@ -51,14 +63,9 @@ TEST_CASE("Api.WriteBehindUnit.BudgetMakesAWriteWaitForTheOldest") {
   behind.add(std::move(second.write));
 
   // 30 more do not fit until the first (the oldest) is done.
-  std::thread engine([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    first.promise.set_value(60);
-  });
-  const auto start = std::chrono::steady_clock::now();
-  CHECK(behind.make_room(30));
-  CHECK(seconds_since(start) > 0.15);
-  engine.join();
+  bool fits = false;
+  CHECK(seconds_waiting(first, 60, [&] { fits = behind.make_room(30); }) > 0.15);
+  CHECK(fits);
   CHECK_FALSE(behind.idle());  // the second is still in flight
   second.promise.set_value(40);
   behind.drain();
@@ -77,14 +84,8 @@ TEST_CASE("Api.WriteBehindUnit.AnAccessWaitsOnlyForTheWritesItMeets") {
   // [100, 500) meets neither: returns at once though `low` is not done.
   behind.wait_overlapping(100, 500);
   CHECK_FALSE(behind.idle());
-  std::thread engine([&] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(200));
-    low.promise.set_value(100);
-  });
-  const auto start = std::chrono::steady_clock::now();
-  behind.wait_overlapping(99, 100);  // meets `low`
-  CHECK(seconds_since(start) > 0.15);
-  engine.join();
+  // [99, 100) meets `low`.
+  CHECK(seconds_waiting(low, 100, [&] { behind.wait_overlapping(99, 100); }) > 0.15);
   CHECK(behind.idle());
 }
 
