@@ -3,6 +3,16 @@
 #include "flowio/error.h"
 
 namespace flowio::exchange {
+namespace {
+
+// Where a process with nothing to send or receive points MPI: two null
+// buffers are aliased, which MPI refuses (MPI_ERR_BUFFER), and a process
+// that does not post a round leaves its partners' rounds matched with its
+// next one. Never read or written (every count is 0).
+char nothing_to_send;
+char nothing_to_receive;
+
+}  // namespace
 
 MPI_Request post_round(MPI_Comm comm, bool writing, char* client_data, char* window_data,
                        const RoundLayout& layout, std::span<const MPI_Datatype> byte_types) {
@@ -10,6 +20,8 @@ MPI_Request post_round(MPI_Comm comm, bool writing, char* client_data, char* win
   // Reads: the other way round.
   char* send = writing ? client_data : window_data;
   char* receive = writing ? window_data : client_data;
+  if (send == nullptr) send = &nothing_to_send;
+  if (receive == nullptr) receive = &nothing_to_receive;
   const std::span<const MPI_Count> send_counts =
       writing ? layout.client_counts : layout.window_counts;
   const std::span<const MPI_Aint> send_displacements =

@@ -23,7 +23,7 @@ struct RoundLayout {
 };
 
 // Posts one round. `client_data` holds this process's shares one after
-// another, `window_data` its window (or null). `byte_types` holds
+// another (or null: none), `window_data` its window (or null). `byte_types` holds
 // MPI_BYTE once per rank; it, the counts and both buffers must stay
 // untouched until the request completes.
 MPI_Request post_round(MPI_Comm comm, bool writing, char* client_data, char* window_data,

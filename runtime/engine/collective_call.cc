@@ -142,7 +142,7 @@ void CollectiveCall::complete() {
     record.aggregators = static_cast<int>(request.settings->aggregator_ranks.size());
     record.aggregator = plan->slot >= 0;
     record.iterations = static_cast<std::int64_t>(plan->client_items.size() + plan->windows.size() +
-                                                  plan->rounds.size());
+                                                  plan->live_rounds.size());
     record.plan_reused = agreeing.origin == PlanOrigin::reused;
   } else {
     // Direct mode: every process with data accessed the file itself, in
@@ -156,7 +156,7 @@ void CollectiveCall::complete() {
   // Compression statistics where there are any, and the mode in force
   // where it applies: point-to-point two-phase I/O.
   record.compression = op.compression_statistics();
-  if (plan != nullptr && plan->two_phase && plan->rounds.empty()) {
+  if (plan != nullptr && plan->two_phase && !plan->alltoallw) {
     if (!record.compression) record.compression = std::make_unique<CompressionStatistics>();
     record.compression->mode = exchange::to_string(request.settings->compression.mode);
   }

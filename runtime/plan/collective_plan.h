@@ -51,23 +51,22 @@ struct WindowPlan {
   std::vector<WindowPiecePlan> pieces;
 };
 
-// One round of the Alltoallw exchange: every process takes part in every
-// round, as a client (its data for each aggregator's window of the round)
-// and as an aggregator (its own window of the round, if it has one).
+// This process's part of one round of the Alltoallw exchange. Round k
+// moves the data of every slot's window of index k (core::Window::index,
+// which every process gives a window alike); every process takes part in
+// every round that has data anywhere (CollectivePlan::live_rounds), as a
+// client (its shares of the round's windows) and as an aggregator (its
+// own window of the round, if it has data).
 struct RoundPlan {
   struct Share {
     int peer = 0;
     std::int64_t from = 0;  // position in this process's data stream
     std::int64_t bytes = 0;
   };
-  std::vector<Share> shares;          // client side
+  std::int64_t index = 0;
+  std::vector<Share> shares;          // client side, by slot
   std::int64_t share_bytes = 0;       // their sum
   std::optional<std::size_t> window;  // index into CollectivePlan::windows
-  // By rank, for MPI_Ialltoallw_c: a client's displacements add up its
-  // shares for every aggregator of the round, which passes 2^31 with
-  // enough aggregators (128 windows of 16 MiB).
-  std::vector<MPI_Count> client_counts, window_counts;
-  std::vector<MPI_Aint> client_displacements, window_displacements;
 };
 
 struct CollectiveClient {
@@ -84,10 +83,19 @@ struct CollectivePlan {
   std::vector<CollectiveClient> clients;
   std::vector<ClientItemPlan> client_items;
   std::vector<WindowPlan> windows;
-  std::vector<RoundPlan> rounds;  // Alltoallw exchange only
-  // Counts and displacements of nothing, one per process: the round of a
-  // process whose buffers could not be made (every process takes part in
-  // every round).
+  // The Alltoallw exchange (hint flowio_exchange) instead of messages:
+  // client_items is empty; windows are this aggregator's windows with
+  // data, each in its round.
+  bool alltoallw = false;
+  // The rounds where this process has a part, by index; and the rounds
+  // with data anywhere, by index, agreed by every process after the plan
+  // check (plan_check_stage): rounds, not windows of the layout, so that
+  // a sparse access far across the file costs nothing between its data.
+  std::vector<RoundPlan> rounds;
+  std::vector<std::int64_t> live_rounds;
+  // Counts and displacements of nothing, one per process: a round where
+  // this process has no part, or whose buffers could not be made (every
+  // process takes part in every live round).
   std::vector<MPI_Count> no_counts;
   std::vector<MPI_Aint> no_displacements;
   // Set once every process made its part of the plan (the plan check,

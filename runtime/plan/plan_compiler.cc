@@ -57,6 +57,22 @@ WindowPlan plan_window(const core::Window& window, const std::vector<CollectiveC
   return item;
 }
 
+// Calls visit(window, from, bytes) for each window of the layout that
+// holds data of `access`, in file order: its bytes [from, from + bytes) of
+// the access's data stream. Costs the windows with data, not the extent.
+template <typename Visit>
+void for_each_data_window(const core::RealmLayout& layout, const core::Access& access,
+                          Visit visit) {
+  std::int64_t x = access.file_begin();
+  while (x < access.file_end()) {
+    const core::Window window = layout.window_at(x);
+    const std::int64_t from = access.bytes_before(window.begin);
+    const std::int64_t to = access.bytes_before(window.end);
+    if (to > from) visit(window, from, to - from);
+    x = access.next_data_at_or_after(window.end);
+  }
+}
+
 // This process's messages, in the order every aggregator works: the k-th
 // window of each aggregator's realm before the (k+1)-th of any (then by
 // slot). In file order instead, every client fed the first realm's
@@ -68,21 +84,14 @@ WindowPlan plan_window(const core::Window& window, const std::vector<CollectiveC
 // of waits.
 void plan_client_items(const CollectiveSettings& settings, const core::Access& mine,
                        CollectivePlan& plan) {
-  const core::RealmLayout& layout = *plan.layout;
   std::vector<int> slots;
-  std::int64_t x = mine.file_begin();
-  while (x < mine.file_end()) {
-    const core::Window window = layout.window_at(x);
-    const std::int64_t from = mine.bytes_before(window.begin);
-    const std::int64_t to = mine.bytes_before(window.end);
-    if (to > from) {
-      plan.client_items.push_back(
-          ClientItemPlan{settings.aggregator_ranks[static_cast<std::size_t>(window.slot)],
-                         window.index, from, to - from});
-      slots.push_back(window.slot);
-    }
-    x = mine.next_data_at_or_after(window.end);
-  }
+  for_each_data_window(
+      *plan.layout, mine, [&](const core::Window& window, std::int64_t from, std::int64_t bytes) {
+        plan.client_items.push_back(
+            ClientItemPlan{settings.aggregator_ranks[static_cast<std::size_t>(window.slot)],
+                           window.index, from, bytes});
+        slots.push_back(window.slot);
+      });
   std::vector<std::size_t> order(plan.client_items.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   const auto by_round = [&](std::size_t a, std::size_t b) {
@@ -115,57 +124,47 @@ void plan_windows(CollectivePlan& plan) {
   }
 }
 
+// This process's rounds: those where it has shares (as a client) and
+// those of its windows with data (as an aggregator, plan_windows), merged
+// by index. Which rounds have data anywhere is agreed after the plan
+// check (CollectivePlan::live_rounds).
 void plan_rounds(const CollectiveSettings& settings, const core::Access& mine, int ranks,
                  CollectivePlan& plan) {
-  const core::RealmLayout& layout = *plan.layout;
-  const int slots = layout.slots();
+  plan.alltoallw = true;
+  struct Found {
+    std::int64_t index;
+    int slot;
+    RoundPlan::Share share;
+  };
+  std::vector<Found> found;
+  for_each_data_window(
+      *plan.layout, mine, [&](const core::Window& window, std::int64_t from, std::int64_t bytes) {
+        const int peer = settings.aggregator_ranks[static_cast<std::size_t>(window.slot)];
+        found.push_back(Found{window.index, window.slot, RoundPlan::Share{peer, from, bytes}});
+      });
+  std::sort(found.begin(), found.end(), [](const Found& a, const Found& b) {
+    return a.index != b.index ? a.index < b.index : a.slot < b.slot;
+  });
+  core::injection_point("collective.plan_items");
+  plan_windows(plan);
   const auto rank_count = static_cast<std::size_t>(ranks);
-  // Every process lists every slot's windows the same way (all of them,
-  // with or without data), so round r means the same windows everywhere.
-  std::vector<std::vector<core::Window>> windows_by_slot(static_cast<std::size_t>(slots));
-  std::size_t round_count = 0;
-  for (int slot = 0; slot < slots; ++slot) {
-    std::vector<core::Window>& list = windows_by_slot[static_cast<std::size_t>(slot)];
-    std::int64_t x = layout.begin();
-    while (const std::optional<core::Window> window = layout.window_of_slot_from(slot, x)) {
-      list.push_back(*window);
-      x = window->end;
-    }
-    round_count = std::max(round_count, list.size());
-  }
-  plan.rounds.resize(round_count);
   plan.no_counts.assign(rank_count, 0);
   plan.no_displacements.assign(rank_count, 0);
-  core::injection_point("collective.plan_items");
-  for (std::size_t r = 0; r < round_count; ++r) {
-    RoundPlan& round = plan.rounds[r];
-    round.client_counts.assign(rank_count, 0);
-    round.client_displacements.assign(rank_count, 0);
-    round.window_counts.assign(rank_count, 0);
-    round.window_displacements.assign(rank_count, 0);
-    for (int slot = 0; slot < slots; ++slot) {
-      const std::vector<core::Window>& list = windows_by_slot[static_cast<std::size_t>(slot)];
-      if (r >= list.size()) continue;
-      const std::int64_t from = mine.bytes_before(list[r].begin);
-      const std::int64_t bytes = mine.bytes_before(list[r].end) - from;
-      if (bytes == 0) continue;
-      const int peer = settings.aggregator_ranks[static_cast<std::size_t>(slot)];
-      round.shares.push_back(RoundPlan::Share{peer, from, bytes});
-      round.client_counts[static_cast<std::size_t>(peer)] = bytes;
-      round.client_displacements[static_cast<std::size_t>(peer)] = round.share_bytes;
-      round.share_bytes += bytes;
+  // Windows come in increasing index (file order within one slot).
+  std::size_t f = 0;
+  std::size_t w = 0;
+  while (f < found.size() || w < plan.windows.size()) {
+    const std::int64_t index =
+        std::min(f < found.size() ? found[f].index : std::numeric_limits<std::int64_t>::max(),
+                 w < plan.windows.size() ? plan.windows[w].window.index
+                                         : std::numeric_limits<std::int64_t>::max());
+    RoundPlan& round = plan.rounds.emplace_back();
+    round.index = index;
+    for (; f < found.size() && found[f].index == index; ++f) {
+      round.shares.push_back(found[f].share);
+      round.share_bytes += found[f].share.bytes;
     }
-    if (plan.slot < 0) continue;
-    const std::vector<core::Window>& own = windows_by_slot[static_cast<std::size_t>(plan.slot)];
-    if (r >= own.size()) continue;
-    WindowPlan item = plan_window(own[r], plan.clients);
-    for (const WindowPlan::Part& part : item.parts) {
-      const auto peer = static_cast<std::size_t>(plan.clients[part.client].rank);
-      round.window_counts[peer] = part.bytes;
-      round.window_displacements[peer] = part.at;
-    }
-    round.window = plan.windows.size();
-    plan.windows.push_back(std::move(item));
+    if (w < plan.windows.size() && plan.windows[w].window.index == index) round.window = w++;
   }
 }
 
@@ -228,10 +227,9 @@ std::int64_t CollectivePlan::footprint() const {
   }
   for (const RoundPlan& round : rounds) {
     bytes += static_cast<std::int64_t>(sizeof(RoundPlan) +
-                                       round.shares.size() * sizeof(RoundPlan::Share) +
-                                       2 * round.client_counts.size() * sizeof(MPI_Count) +
-                                       2 * round.client_counts.size() * sizeof(MPI_Aint));
+                                       round.shares.size() * sizeof(RoundPlan::Share));
   }
+  bytes += static_cast<std::int64_t>(live_rounds.size() * sizeof(std::int64_t));
   bytes += static_cast<std::int64_t>(no_counts.size() * sizeof(MPI_Count) +
                                      no_displacements.size() * sizeof(MPI_Aint));
   for (const CollectiveClient& client : clients) {

@@ -13,10 +13,10 @@ DataItems prepare_data_phase(Operation& op) {
   const CollectivePlan& plan = *moving.plan;
   moving.client_runs.resize(plan.client_items.size());
   moving.window_runs.resize(plan.windows.size());
-  moving.round_runs.resize(plan.rounds.size());
+  moving.round_runs.resize(plan.live_rounds.size());
   // Point-to-point messages are framed unless compression is off: both
   // sides know it from the hint, which every process gives alike.
-  if (plan.rounds.empty() && begin_compression(op, moving.compression_rule, moving.compression)) {
+  if (!plan.alltoallw && begin_compression(op, moving.compression_rule, moving.compression)) {
     moving.framed = true;
     if (op.request().writing) {
       moving.messages_sent = static_cast<std::int64_t>(plan.client_items.size());
@@ -27,8 +27,8 @@ DataItems prepare_data_phase(Operation& op) {
     }
   }
   DataItems items;
-  if (!plan.rounds.empty()) {
-    items.round = plan.rounds.size();
+  if (plan.alltoallw) {
+    items.round = plan.live_rounds.size();
   } else {
     items.window = plan.windows.size();
     items.client = plan.client_items.size();

@@ -74,7 +74,7 @@ Agreeing::Agreeing(Moving&& moving)
   // two-phase one (each aggregator sends what its read found); rounds
   // carry fixed counts, so the file's size tells there.
   if (route == DataRoute::two_phase) {
-    if (plan->rounds.empty()) {
+    if (!plan->alltoallw) {
       std::int64_t received = 0;
       for (const ClientRun& run : moving.client_runs) received += run.received;
       found = received;

@@ -37,6 +37,7 @@
 #include "runtime/core/kept_block_allocator.h"
 #include "runtime/core/realm_policy.h"
 #include "runtime/plan/collective_plan.h"
+#include "runtime/plan/live_round_exchange.h"
 #include "runtime/plan/plan_check.h"
 #include "runtime/stages/announcement_exchange.h"
 #include "runtime/stages/byte_buffer.h"
@@ -116,6 +117,8 @@ struct Planning {
   // Plan check: every process made its part of a compiled plan.
   PlanCheck check;
   bool made_everywhere = true;
+  // Then, for an Alltoallw plan, the rounds with data anywhere.
+  LiveRoundExchange live_rounds;
 };
 
 // How the data moves, as the control stages decided (alike everywhere).
@@ -172,7 +175,14 @@ struct WindowRun {
 
 // An Alltoallw round in flight: written by its round's stages.
 struct RoundRun {
-  ByteBuffer client_data;  // this process's shares, one after another
+  const RoundPlan* part = nullptr;  // this process's part, if it has one
+  ByteBuffer client_data;           // its shares, one after another
+  // By rank, for MPI_Ialltoallw_c, made for the round and let go after it:
+  // a client's displacements add up its shares for every aggregator of
+  // the round, which passes 2^31 with enough aggregators (128 windows of
+  // 16 MiB).
+  std::vector<MPI_Count> client_counts, window_counts;
+  std::vector<MPI_Aint> client_displacements, window_displacements;
   std::int64_t posted_ns = 0;
 };
 

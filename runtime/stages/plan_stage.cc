@@ -64,6 +64,54 @@ void plan_stage(Operation& op, std::size_t, Next next) {
   next();
 }
 
+namespace {
+
+// Every process made its part of an Alltoallw plan: the rounds with data
+// anywhere (plan/live_round_exchange.h). Only a failed allocation or MPI
+// error fails it, as the plan check, and the process's partners may then
+// post rounds it does not (an MPI error is fatal in practice).
+void agree_live_rounds(Operation& op, Next next) {
+  Planning& planning = op.phase<Planning>();
+  CollectivePlan& plan = *planning.plan;
+  const std::int64_t begin = now_ns();
+  std::vector<MPI_Request> counts;
+  op.guarded(
+      [&] {
+        std::vector<std::int64_t> mine(plan.rounds.size());
+        for (std::size_t i = 0; i < mine.size(); ++i) mine[i] = plan.rounds[i].index;
+        counts = planning.live_rounds.post(op.file().comm(), op.tag(MessageKind::metadata),
+                                           op.file().rank(), op.file().ranks(), std::move(mine));
+      },
+      "plan");
+  op.executor().wait_for(std::move(counts), [&op, begin, next = std::move(next)](
+                                                int code, std::span<const MPI_Status>) {
+    Planning& planning = op.phase<Planning>();
+    if (code != MPI_SUCCESS) {
+      op.fail(std::make_exception_ptr(MpiError("Alltoallw rounds' agreement", code)), "plan");
+    }
+    std::vector<MPI_Request> lists;
+    op.guarded([&] { lists = planning.live_rounds.post_lists(); }, "plan");
+    op.executor().wait_for(
+        std::move(lists), [&op, begin, next](int code, std::span<const MPI_Status>) {
+          Planning& planning = op.phase<Planning>();
+          if (code != MPI_SUCCESS) {
+            op.fail(std::make_exception_ptr(MpiError("Alltoallw rounds' agreement", code)), "plan");
+          }
+          op.guarded([&] { planning.plan->live_rounds = planning.live_rounds.merged(); }, "plan");
+          if (op.failed()) {
+            planning.made_everywhere = false;
+            op.file().count_plan_failure();
+          } else {
+            planning.plan->complete = true;
+          }
+          op.recorder().record(Stage::realms, begin, -1, " rounds");
+          next();
+        });
+  });
+}
+
+}  // namespace
+
 // A compiled plan: every process learns whether every process made its
 // part (plan/plan_check.h) before any data phase starts. A failed check
 // fails no process by itself (the process that could not make its part
@@ -121,14 +169,18 @@ void plan_check_stage(Operation& op, std::size_t, Next next) {
           if (code != MPI_SUCCESS) {
             op.fail(std::make_exception_ptr(MpiError("plan check", code)), "plan");
           }
-          if (!op.failed() && planning.check.everyone_made(statuses)) {
-            planning.plan->complete = true;
-          } else {
+          if (op.failed() || !planning.check.everyone_made(statuses)) {
             planning.made_everywhere = false;
             op.file().count_plan_failure();
+          } else if (!planning.plan->alltoallw) {
+            planning.plan->complete = true;
           }
           op.recorder().record(Stage::realms, begin, -1, " check");
-          next();
+          if (planning.made_everywhere && planning.plan->alltoallw) {
+            agree_live_rounds(op, next);
+          } else {
+            next();
+          }
         });
   });
 }

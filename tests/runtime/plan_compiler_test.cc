@@ -100,7 +100,7 @@ TEST_CASE("Runtime.PlanCompiler.ClientItemsOfUnevenRealms") {
 // one after another: with three windows of 1 GiB the third share starts
 // 2 GiB in, past what an int displacement holds. Only the plan is made:
 // no data moves.
-TEST_CASE("Runtime.PlanCompiler.RoundDisplacementsPast2To31") {
+TEST_CASE("Runtime.PlanCompiler.RoundSharesPast2To31") {
   constexpr std::int64_t kGiB = std::int64_t{1} << 30;
   const RealmLayout layout = RealmLayout::ranges({0, kGiB, 2 * kGiB, 3 * kGiB}, kGiB);
   const Access mine(std::vector<Piece>{Piece{0, 3 * kGiB}});
@@ -111,13 +111,57 @@ TEST_CASE("Runtime.PlanCompiler.RoundDisplacementsPast2To31") {
   plan.two_phase = true;
   plan.layout = layout;
   plan_items_step(settings, mine, 3, plan);
+  CHECK(plan.alltoallw);
   REQUIRE(plan.rounds.size() == 1);
   const flowio::runtime::RoundPlan& round = plan.rounds[0];
   CHECK(round.share_bytes == 3 * kGiB);
-  for (std::size_t peer = 0; peer < 3; ++peer) {
-    CAPTURE(peer);
-    CHECK(round.client_counts[peer] == kGiB);
-    CHECK(round.client_displacements[peer] == static_cast<std::int64_t>(peer) * kGiB);
+  REQUIRE(round.shares.size() == 3);
+  for (std::size_t slot = 0; slot < 3; ++slot) {
+    CAPTURE(slot);
+    CHECK(round.shares[slot].peer == static_cast<int>(slot));
+    CHECK(round.shares[slot].from == static_cast<std::int64_t>(slot) * kGiB);
+    CHECK(round.shares[slot].bytes == kGiB);
   }
   CHECK(plan.no_counts == std::vector<MPI_Count>(3, 0));
+}
+
+// An access of two small pieces 2^40 bytes apart, windows of 4 KiB, three
+// aggregators: the rounds this process plans are those of its two
+// pieces, not the 2^28 windows between them (each round used to be
+// planned, and every process posted it: memory and time in proportion to
+// the extent).
+TEST_CASE("Runtime.PlanCompiler.SparseRoundsCostTheirData") {
+  constexpr std::int64_t kFar = std::int64_t{1} << 40;
+  constexpr std::int64_t kWindow = 4096;
+  const RealmLayout layout =
+      RealmLayout::ranges({0, kFar / 3, 2 * (kFar / 3), kFar + kWindow}, kWindow);
+  const Access mine(std::vector<Piece>{Piece{100, 200}, Piece{kFar + 8, 300}});
+  CollectiveSettings settings;
+  settings.aggregator_ranks = {0, 1, 2};
+  settings.alltoallw = true;
+  CollectivePlan plan;
+  plan.two_phase = true;
+  plan.layout = layout;
+  plan.slot = 2;
+  plan.clients.push_back(CollectiveClient{0, mine});
+  plan_items_step(settings, mine, 3, plan);
+  REQUIRE(plan.rounds.size() == 2);
+  // The first piece is slot 0's first window, the second lies in slot 2's
+  // realm, whose windows count from its start.
+  CHECK(plan.rounds[0].index == 0);
+  REQUIRE(plan.rounds[0].shares.size() == 1);
+  CHECK(plan.rounds[0].shares[0].peer == 0);
+  CHECK(plan.rounds[0].shares[0].bytes == 200);
+  CHECK_FALSE(plan.rounds[0].window);
+  const std::int64_t second = (kFar + 8 - 2 * (kFar / 3)) / kWindow;
+  CHECK(plan.rounds[1].index == second);
+  REQUIRE(plan.rounds[1].shares.size() == 1);
+  CHECK(plan.rounds[1].shares[0].peer == 2);
+  CHECK(plan.rounds[1].shares[0].from == 200);
+  REQUIRE(plan.rounds[1].window);
+  // As the aggregator of slot 2, one window: the one with its client's data.
+  REQUIRE(plan.windows.size() == 1);
+  CHECK(*plan.rounds[1].window == 0);
+  CHECK(plan.windows[0].total == 300);
+  CHECK(plan.footprint() < 4096);
 }
