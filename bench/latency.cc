@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "bench/bench_support.h"
+#include "bench/mpi_entry_points.h"
 #include "bench/regions.h"
 #include "flowio/error.h"
 #include "flowio/file.h"
@@ -101,46 +102,9 @@ class FlowioSide final : public Side {
   flowio::File file_;
 };
 
-// The MPI-IO interface through one set of entry points: MPI_File_* (the
-// layer, linked into this binary) or PMPI_File_* (MPICH's MPI-IO).
-struct MpiEntryPoints {
-  const char* name;
-  decltype(&MPI_File_open) open;
-  decltype(&MPI_File_close) close;
-  decltype(&MPI_File_write_at) write_at;
-  decltype(&MPI_File_read_at) read_at;
-  decltype(&MPI_File_iwrite_at) iwrite_at;
-  decltype(&MPI_File_write_at_all) write_at_all;
-  decltype(&MPI_File_read_at_all) read_at_all;
-  decltype(&MPI_File_set_view) set_view;
-  decltype(&MPI_File_seek) seek;
-  decltype(&MPI_File_write) write;
-  decltype(&MPI_File_read) read;
-};
-
-constexpr MpiEntryPoints kLayer = {
-    "layer",           MPI_File_open,      MPI_File_close,        MPI_File_write_at,
-    MPI_File_read_at,  MPI_File_iwrite_at, MPI_File_write_at_all, MPI_File_read_at_all,
-    MPI_File_set_view, MPI_File_seek,      MPI_File_write,        MPI_File_read,
-};
-constexpr MpiEntryPoints kMpich = {
-    "mpich",
-    PMPI_File_open,
-    PMPI_File_close,
-    PMPI_File_write_at,
-    PMPI_File_read_at,
-    PMPI_File_iwrite_at,
-    PMPI_File_write_at_all,
-    PMPI_File_read_at_all,
-    PMPI_File_set_view,
-    PMPI_File_seek,
-    PMPI_File_write,
-    PMPI_File_read,
-};
-
 class MpiSide final : public Side {
  public:
-  explicit MpiSide(const MpiEntryPoints& calls) : calls_(calls) {}
+  explicit MpiSide(const bench::MpiEntryPoints& calls) : calls_(calls) {}
   const char* name() const override { return calls_.name; }
   void open(const std::string& path) override {
     check_mpi(calls_.open(MPI_COMM_WORLD, path.c_str(), MPI_MODE_CREATE | MPI_MODE_RDWR,
@@ -182,7 +146,7 @@ class MpiSide final : public Side {
   }
 
  private:
-  const MpiEntryPoints& calls_;
+  const bench::MpiEntryPoints& calls_;
   MPI_File file_ = MPI_FILE_NULL;
   // Filled by every call, as programs that check their counts (HDF5) ask.
   MPI_Status status_;
@@ -229,8 +193,8 @@ void time_calls(int count, const std::function<void()>& call, std::vector<double
 
 std::unique_ptr<Side> make_side(const std::string& name) {
   if (name == "flowio") return std::make_unique<FlowioSide>();
-  if (name == "layer") return std::make_unique<MpiSide>(kLayer);
-  if (name == "mpich") return std::make_unique<MpiSide>(kMpich);
+  if (name == "layer") return std::make_unique<MpiSide>(bench::kLayer);
+  if (name == "mpich") return std::make_unique<MpiSide>(bench::kMpich);
   throw std::invalid_argument("--sides takes flowio, layer and mpich");
 }
 
