@@ -207,9 +207,10 @@ std::string scratch_dir(Options& options) {
                       "check)");
 }
 
-Common::Common(Options& options)
-    : reps(static_cast<int>(options.integer(
-          "reps", 5, "timed repetitions of each measurement; the figures are their medians"))),
+Common::Common(Options& options, int default_reps)
+    : reps(static_cast<int>(
+          options.integer("reps", default_reps,
+                          "timed repetitions of each measurement; the figures are their medians"))),
       dir(scratch_dir(options)) {
   if (reps < 1) throw std::invalid_argument("--reps must be at least 1");
 }
@@ -365,14 +366,23 @@ void report_pair(Report& report, const Fields& fields, const std::string& op, do
                     .add("seconds_min", *fastest)
                     .add("seconds_max", *slowest));
   }
+  report_ratio(report, fields, op, flowio_seconds, mpich_seconds);
+}
+
+void report_ratio(Report& report, const Fields& fields, const std::string& op,
+                  const std::vector<double>& side_seconds,
+                  const std::vector<double>& mpich_seconds) {
+  if (side_seconds.empty() || side_seconds.size() != mpich_seconds.size()) {
+    throw std::logic_error("report_ratio: repetitions missing or unpaired");
+  }
   std::vector<double> ratios;
-  for (std::size_t rep = 0; rep < flowio_seconds.size(); ++rep) {
-    ratios.push_back(mpich_seconds[rep] / flowio_seconds[rep]);
+  for (std::size_t rep = 0; rep < side_seconds.size(); ++rep) {
+    ratios.push_back(mpich_seconds[rep] / side_seconds[rep]);
   }
   const auto [lowest, highest] = std::minmax_element(ratios.begin(), ratios.end());
   report.line(Fields(fields)
                   .add("op", op)
-                  .add("ratio", median(mpich_seconds) / median(flowio_seconds))
+                  .add("ratio", median(mpich_seconds) / median(side_seconds))
                   .add("ratio_min", *lowest)
                   .add("ratio_max", *highest));
 }

@@ -83,9 +83,9 @@ class Options {
 };
 
 // Settings every benchmark that repeats its measurements takes: --reps
-// (default 5) and --dir (scratch_dir).
+// (default `default_reps`) and --dir (scratch_dir).
 struct Common {
-  explicit Common(Options& options);
+  explicit Common(Options& options, int default_reps = 5);
   int reps;
   std::string dir;
 };
@@ -155,6 +155,15 @@ int run_benchmark(int argc, char** argv, const std::string& name,
 void report_pair(Report& report, const Fields& fields, const std::string& op, double bytes,
                  const std::vector<double>& flowio_seconds,
                  const std::vector<double>& mpich_seconds);
+
+// Prints report_pair's last line alone: "ratio=" (MPICH's median time over
+// `side_seconds`' median: above 1, that side is faster) with ratio_min and
+// ratio_max over the pairs of repetitions. `side_seconds` may be any side
+// measured against MPICH (flowio's MPI-IO layer, say), paired with
+// `mpich_seconds` as report_pair pairs flowio's.
+void report_ratio(Report& report, const Fields& fields, const std::string& op,
+                  const std::vector<double>& side_seconds,
+                  const std::vector<double>& mpich_seconds);
 
 // Prints flowio's line in native ("impl=flowio_native") and "vs_native="
 // (native seconds over `flowio_seconds`: 1 when the datarep costs nothing).
