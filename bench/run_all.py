@@ -115,6 +115,14 @@ NCIO_SWEEP_QUICK = ["--reps=1", "--sizes=8,4096", "--counts=64,512", "--spacings
 NCIO_SWEEP_ABOUT = ("8 B-1 MiB x 64-256Ki regions, 128 B apart (not above 256 MiB a rank); "
                     "spacing 0-64 KiB; plotted below")
 
+# IOR's shapes (bench/ior) at 1, 2 and 4 ranks: easy at 16 MiB a rank (its
+# default of 64 would add time, not another access), hard at its default of
+# 2000 segments, the shape IO500 measures.
+IOR = program("ior", "--block=16777216")
+IOR_QUICK = ["--reps=1", "--block=1048576", "--segments=20"]
+IOR_LABEL = "ior {op}: easy and hard, independent and collective, MPI-IO layer"
+IOR_ABOUT = "easy: 16 MiB a rank in 1 MiB calls; hard: 2000 calls of 47,008 B a rank"
+
 SUITE = [
     write_and_read("ncio_2ranks", program("ncio"), 2, ["--reps=1", "--regions=1024"],
                    "ncio {op} (c-c, nc-c, c-nc, nc-nc)",
@@ -132,6 +140,9 @@ SUITE = [
     write_and_read("checkpoint", program("checkpoint", "--mib=128"), 2,
                    ["--reps=1", "--mib=16"], "checkpoint {op} (3-D blocks, 4 variables)",
                    "128 MiB, MPI_Dims_create's process grid"),
+    write_and_read("ior_1rank", IOR, 1, IOR_QUICK, IOR_LABEL, IOR_ABOUT),
+    write_and_read("ior_2ranks", IOR, 2, IOR_QUICK, IOR_LABEL, IOR_ABOUT),
+    write_and_read("ior_4ranks", IOR, 4, IOR_QUICK, IOR_LABEL, IOR_ABOUT),
     Benchmark(
         "pfr", program("pfr"), 2, ["--reps=1", "--steps=4", "--points=4096"],
         [Row("pfr: each realm policy's time step", flowio_realms)],
