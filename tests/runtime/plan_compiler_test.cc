@@ -34,6 +34,22 @@ CollectivePlan items_for(const RealmLayout& layout, const Access& mine,
   return plan;
 }
 
+// The Alltoallw rounds of `mine` over `layout`, aggregators on ranks 0-2,
+// as the aggregator of `slot` (with these `clients`) or as none.
+CollectivePlan rounds_for(const RealmLayout& layout, const Access& mine, int slot = -1,
+                          std::vector<CollectiveClient> clients = {}) {
+  CollectiveSettings settings;
+  settings.aggregator_ranks = {0, 1, 2};
+  settings.alltoallw = true;
+  CollectivePlan plan;
+  plan.two_phase = true;
+  plan.layout = layout;
+  plan.slot = slot;
+  plan.clients = std::move(clients);
+  plan_items_step(settings, mine, 3, plan);
+  return plan;
+}
+
 // The items, sorted by their place in the data stream, follow each other
 // without gap or overlap and add up to the access.
 void check_cover_access(std::vector<ClientItemPlan> items, const Access& mine) {
@@ -104,13 +120,7 @@ TEST_CASE("Runtime.PlanCompiler.RoundSharesPast2To31") {
   constexpr std::int64_t kGiB = std::int64_t{1} << 30;
   const RealmLayout layout = RealmLayout::ranges({0, kGiB, 2 * kGiB, 3 * kGiB}, kGiB);
   const Access mine(std::vector<Piece>{Piece{0, 3 * kGiB}});
-  CollectiveSettings settings;
-  settings.aggregator_ranks = {0, 1, 2};
-  settings.alltoallw = true;
-  CollectivePlan plan;
-  plan.two_phase = true;
-  plan.layout = layout;
-  plan_items_step(settings, mine, 3, plan);
+  const CollectivePlan plan = rounds_for(layout, mine);
   CHECK(plan.alltoallw);
   REQUIRE(plan.rounds.size() == 1);
   const flowio::runtime::RoundPlan& round = plan.rounds[0];
@@ -136,15 +146,7 @@ TEST_CASE("Runtime.PlanCompiler.SparseRoundsCostTheirData") {
   const RealmLayout layout =
       RealmLayout::ranges({0, kFar / 3, 2 * (kFar / 3), kFar + kWindow}, kWindow);
   const Access mine(std::vector<Piece>{Piece{100, 200}, Piece{kFar + 8, 300}});
-  CollectiveSettings settings;
-  settings.aggregator_ranks = {0, 1, 2};
-  settings.alltoallw = true;
-  CollectivePlan plan;
-  plan.two_phase = true;
-  plan.layout = layout;
-  plan.slot = 2;
-  plan.clients.push_back(CollectiveClient{0, mine});
-  plan_items_step(settings, mine, 3, plan);
+  const CollectivePlan plan = rounds_for(layout, mine, 2, {CollectiveClient{0, mine}});
   REQUIRE(plan.rounds.size() == 2);
   // The first piece is slot 0's first window, the second lies in slot 2's
   // realm, whose windows count from its start.

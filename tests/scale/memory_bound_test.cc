@@ -12,17 +12,17 @@
 
 #include <cstdint>
 #include <cstring>
-#include <fstream>
-#include <functional>
 #include <string>
 #include <vector>
 
 #include "flowio/flowio.h"
 #include "tests/api/test_paths.h"
+#include "tests/support/peak_memory.h"
 #include "tests/support/world.h"
 
 namespace {
 
+using flowio::testing::peak_growth_mib;
 using flowio::testing::world_rank;
 using flowio::testing::world_size;
 
@@ -31,26 +31,6 @@ constexpr std::int64_t kPiece = 4096;
 constexpr std::int64_t kBufferMiB = 16;
 constexpr std::int64_t kInFlight = 3;
 constexpr double kAllowedMiB = 2.0 * kInFlight * kBufferMiB + 64;
-
-// The peak resident set (VmHWM) in MiB.
-double peak_rss_mib() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
-  }
-  return -1;
-}
-
-// Growth of the peak resident set during `call`, the largest of any rank.
-double peak_growth_mib(const std::function<void()>& call) {
-  std::ofstream("/proc/self/clear_refs") << "5";  // peak := current
-  const double before = peak_rss_mib();
-  call();
-  double growth = peak_rss_mib() - before, largest = 0;
-  MPI_Allreduce(&growth, &largest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return largest;
-}
 
 std::uint64_t word_at(int rank, std::int64_t i) {
   return (static_cast<std::uint64_t>(rank) << 56) ^

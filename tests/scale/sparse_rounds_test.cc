@@ -14,17 +14,18 @@
 #include <unistd.h>
 
 #include <cstdint>
-#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "flowio/flowio.h"
 #include "tests/api/test_paths.h"
+#include "tests/support/peak_memory.h"
 #include "tests/support/world.h"
 
 namespace {
 
+using flowio::testing::peak_growth_mib;
 using flowio::testing::world_rank;
 using flowio::testing::world_size;
 
@@ -37,26 +38,6 @@ const flowio::Hints kHints = {{"flowio_exchange", "alltoallw"},
                               {"cb_buffer_size", "4096"},
                               {"romio_cb_write", "enable"},
                               {"romio_cb_read", "enable"}};
-
-// The peak resident set (VmHWM) in MiB.
-double peak_rss_mib() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stod(line.substr(6)) / 1024.0;
-  }
-  return -1;
-}
-
-// Growth of the peak resident set during `call`, the largest of any rank.
-double peak_growth_mib(const std::function<void()>& call) {
-  std::ofstream("/proc/self/clear_refs") << "5";  // peak := current
-  const double before = peak_rss_mib();
-  call();
-  double growth = peak_rss_mib() - before, largest = 0;
-  MPI_Allreduce(&growth, &largest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-  return largest;
-}
 
 char byte_of(int rank, std::int64_t i) { return static_cast<char>(rank * 37 + i * 11 + 1); }
 
@@ -102,8 +83,8 @@ TEST_CASE("Scale.SparseRounds.ViewAcrossAGapPast2To32") {
   // Two copies of the filetype: kTile bytes at the start, kTile past 2^32.
   constexpr std::int64_t kBytes = 2 * kTile;
   std::vector<char> data = data_of(rank, kBytes);
-  const double write_growth =
-      peak_growth_mib([&] { CHECK(file.write_at_all(0, data.data(), kBytes, MPI_BYTE) == kBytes); });
+  const double write_growth = peak_growth_mib(
+      [&] { CHECK(file.write_at_all(0, data.data(), kBytes, MPI_BYTE) == kBytes); });
   MESSAGE("peak growth writing across the gap: " << write_growth << " MiB");
   CHECK(write_growth <= kAllowedMiB);
   std::vector<char> back(static_cast<std::size_t>(kBytes), 0);
