@@ -48,19 +48,14 @@ void lay_out_round(const CollectivePlan& plan, const RoundPlan& part, RoundRun& 
   }
 }
 
-// The round's buffers go once it is done with them.
+// The round's buffers and counts go once it is done with them.
 void release_round(Operation& op, std::size_t r) {
   Moving& moving = op.phase<Moving>();
   RoundRun& run = moving.round_runs[r];
   if (run.part != nullptr && run.part->window) {
     moving.window_runs[*run.part->window].buffer.release();
   }
-  run.client_data.release();
-  for (auto* counts : {&run.client_counts, &run.window_counts})
-    std::vector<MPI_Count>().swap(*counts);
-  for (auto* displacements : {&run.client_displacements, &run.window_displacements}) {
-    std::vector<MPI_Aint>().swap(*displacements);
-  }
+  run = RoundRun{};
 }
 
 }  // namespace
