@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "tests/support/sparse_file.h"
+
 namespace flowio::testing {
 namespace {
 
@@ -50,7 +52,14 @@ std::vector<std::pair<std::string, std::string>> framed_fields(const CaseOutcome
       f.bytes(read->bytes);
     }
   });
-  add("file image", [&](Flattened& f) { f.bytes(outcome.image); });
+  add("file image", [&](Flattened& f) {
+    // A sparse case's file (rank 0's) by its written blocks, not whole.
+    if (outcome.kept_file.empty()) {
+      f.bytes(outcome.image);
+    } else {
+      f.bytes(nonzero_blocks(outcome.kept_file));
+    }
+  });
   add("removal at close", [&](Flattened& f) { f.scalar(outcome.removed_at_close); });
   add("failure", [&](Flattened& f) { f.bytes(outcome.failure); });
   return framed;
@@ -59,8 +68,6 @@ std::vector<std::pair<std::string, std::string>> framed_fields(const CaseOutcome
 }  // namespace
 
 void keep_outcome(const std::string& path, const CaseOutcome& outcome) {
-  // A sparse case's file is compared in place and not copied: nothing kept.
-  if (!outcome.kept_file.empty()) return;
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   for (const auto& [name, field] : framed_fields(outcome)) out << field;
 }

@@ -16,8 +16,8 @@
 namespace flowio::testing {
 
 // Writes `outcome` (counts, pointers, read buffers, the file's image, a
-// failure) to `path`. A sparse case's file is not kept: such a case can
-// never be judged equal to a kept outcome.
+// failure) to `path`. A sparse case's file is kept by its blocks that hold
+// data (tests/support/sparse_file.h nonzero_blocks), read while it exists.
 void keep_outcome(const std::string& path, const CaseOutcome& outcome);
 
 // Whether `outcome` equals the one kept at `path`; if not, `why` says

@@ -96,6 +96,38 @@ inline bool same_sparse_files(const std::string& left, const std::string& right,
   return same;
 }
 
+// The bytes of the file at `path` as a compact string that two files share
+// exactly when they hold the same bytes: the size, then each 4 KiB block
+// holding a nonzero byte, with its offset. Reads only the data extents, so
+// a file of many GiB costs what was written to it. Empty if unreadable.
+inline std::string nonzero_blocks(const std::string& path) {
+  constexpr std::int64_t kBlock = 4096;
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd < 0) return {};
+  struct stat info {};
+  ::fstat(fd, &info);
+  std::string out(reinterpret_cast<const char*>(&info.st_size), sizeof info.st_size);
+  std::vector<char> block(kBlock);
+  std::int64_t next = 0;  // extents can share a block: each block once
+  for (const Extent& e : data_extents(fd)) {
+    for (std::int64_t at = std::max(next, e.begin / kBlock * kBlock); at < e.end; at += kBlock) {
+      const auto n = static_cast<std::size_t>(std::min<std::int64_t>(kBlock, info.st_size - at));
+      if (::pread(fd, block.data(), n, at) != static_cast<ssize_t>(n)) {
+        ::close(fd);
+        return {};
+      }
+      next = at + kBlock;
+      if (std::all_of(block.begin(), block.begin() + static_cast<std::ptrdiff_t>(n),
+                      [](char byte) { return byte == 0; }))
+        continue;
+      out.append(reinterpret_cast<const char*>(&at), sizeof at);
+      out.append(block.data(), n);
+    }
+  }
+  ::close(fd);
+  return out;
+}
+
 // Bytes the file at `path` occupies on storage.
 inline std::int64_t allocated_bytes(const std::string& path) {
   struct stat info {};
