@@ -63,8 +63,10 @@ void CollectiveCall::launch() {
     // MPI refused to post a message of the stage at the call: receives
     // already posted may still write into the call's announcements, whose
     // memory is left to them (the call keeps itself); the file's
-    // collective calls cannot go on after this anyway.
+    // collective calls cannot go on after this anyway. No stage touches
+    // the caller's memory again.
     context_.order().abandon(operation_.sequence());
+    operation_.release_memory();
     throw;
   }
 }

@@ -10,7 +10,10 @@
 // and delivers its result. complete() is the only code that completes a
 // collective operation: it is private, and complete_call() is its only
 // caller, called only by the pipelines (pipelines.cc) as the call leaves
-// the agreement, or control when its gather settled it.
+// the agreement, or control when its gather settled it. Before that, where
+// the data phase ends on this process, the pipelines tell the request's
+// on_memory_released (collective_request.h): a notification that the
+// caller's memory is free, which completes nothing.
 #pragma once
 
 #include <cstddef>
@@ -37,7 +40,7 @@ class CollectiveCall {
   // Starts the call on the caller's thread and returns its future; the
   // call keeps itself alive until it completes. Throws only what keeps
   // the operation from starting (MPI refusing to post its announcement);
-  // `on_done` does not run then.
+  // `on_done` does not run then (on_memory_released has run).
   static Future<std::size_t> start(CollectiveContext& context, CollectiveRequest request,
                                    std::function<void()> on_done);
   // A blocking call (request.blocking): runs it to completion, on this

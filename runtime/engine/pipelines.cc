@@ -12,9 +12,14 @@
 namespace flowio::runtime {
 namespace {
 
-// The agreement: the operation's data phase is over (or never began).
+// The agreement: the operation's data phase is over (or never began), and
+// with it every use of the caller's memory on this process, which is
+// released before persist and the agreement run (a durable write behind
+// returns here, api/file_write_behind.cc).
 void begin_agreement(CollectiveCall& call) {
-  call.operation().begin_phase<Agreeing, Moving>();
+  Operation& op = call.operation();
+  op.begin_phase<Agreeing, Moving>();
+  op.release_memory();
   call.runner().enqueue(PipelineKind::agree, call, 1);
 }
 
@@ -75,6 +80,7 @@ void leave_control(CollectiveCall& call) {
     // process knows, so nothing is left to move, persist or agree.
     if (op.phase<Planning>().gather == GatherOutcome::settled) {
       op.begin_phase<Agreeing, Planning>();
+      op.release_memory();
       complete_call(call);
       return;
     }

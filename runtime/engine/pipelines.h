@@ -28,7 +28,10 @@
 // (OperationOrder::data_phase_ready) and begins its data phase; the last
 // item to leave a data pipeline begins its agreement; leaving the
 // agreement (or control, for a call its gather settled) completes the
-// call (CollectiveCall::complete, the only place that does).
+// call (CollectiveCall::complete, the only place that does). Where the
+// agreement begins (or a settled call leaves control) the caller's memory
+// is released (CollectiveRequest::on_memory_released): a notification
+// before persist and the agreement, not a completion.
 #pragma once
 
 #include <cstddef>

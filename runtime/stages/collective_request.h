@@ -3,6 +3,7 @@
 #pragma once
 
 #include <exception>
+#include <functional>
 #include <memory>
 
 #include "exchange/stream_conversion.h"
@@ -45,6 +46,17 @@ struct CollectiveRequest {
   // data phase and let go after the agreement; a direct access, a lease
   // over this process's own bytes around it.
   std::shared_ptr<sync::AtomicMode> atomic;
+
+  // Called once, on any thread, as soon as the call no longer reads or
+  // writes `memory` on this process: its data phase here is over (every
+  // byte packed, sent, received or written by this process), or it never
+  // has one (its part failed before, the gather failed or settled the
+  // call, or the call's start threw). Always before persist and the
+  // agreement, so before the call completes: a notification that the
+  // memory is free, not of the outcome, which may still be a failure.
+  // Empty: no one asks. It runs on one of the engine's threads (or the
+  // caller's, inline): it must not throw, and must not block.
+  std::function<void()> on_memory_released;
 
   // The access can only be moved by this process itself (its view's
   // pieces overlap, which a read-only file allows): every process then

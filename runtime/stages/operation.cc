@@ -34,6 +34,16 @@ const char* Operation::failed_stage() const {
   return failed_stage_;
 }
 
+void Operation::release_memory() {
+  // Relaxed: the flag only makes the call once. What the data phase did
+  // with the memory happens before this call already (the last item to
+  // leave took every item's end through Moving::remaining, a
+  // read-modify-write in sequential consistency), and the callback hands
+  // that on to its waiter through its own synchronization.
+  if (memory_released_.exchange(true, std::memory_order_relaxed)) return;
+  if (request_.on_memory_released) request_.on_memory_released();
+}
+
 void Operation::add_compression(const CompressionStatistics& statistics) {
   std::lock_guard lock(mutex_);
   if (!compression_) compression_ = std::make_unique<CompressionStatistics>();

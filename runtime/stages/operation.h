@@ -73,6 +73,12 @@ class Operation {
     }
   }
 
+  // The data phase on this process is over, or there will be none: calls
+  // the request's on_memory_released, the first time only. Called by the
+  // runner where the data phase ends (engine/pipelines.cc), never by a
+  // stage. Thread safe.
+  void release_memory();
+
   // Compression statistics of the operation's messages, summed. Thread safe.
   void add_compression(const CompressionStatistics& statistics);
   // The sum, or null when no message was framed.
@@ -117,7 +123,8 @@ class Operation {
   const char* failed_stage_ = nullptr;
   std::atomic<bool> failed_{false};  // failure_ is set
   std::unique_ptr<CompressionStatistics> compression_;
-  std::atomic<bool> compressed_{false};  // compression_ is set
+  std::atomic<bool> compressed_{false};       // compression_ is set
+  std::atomic<bool> memory_released_{false};  // release_memory() was called
 
   // The phase the operation is in, phases_[current_], and the slot the
   // next one is made in (empty between transitions).

@@ -6,18 +6,13 @@
 // stage moved, sent and asked of the file, the iterations, the method,
 // whether the plan was reused. Only times may differ.
 #include <doctest/doctest.h>
-#include <fcntl.h>
-#include <unistd.h>
 
 #include <memory>
 #include <string>
 
 #include "flowio/statistics.h"
-#include "io/file_descriptor.h"
-#include "io/sieve_lock.h"
-#include "io/storage_backend.h"
 #include "runtime/engine/collective_context.h"
-#include "runtime/engine/engine.h"
+#include "tests/stages/open_file.h"
 #include "tests/stages/stage_harness.h"
 #include "tests/stages/stage_test_cases.h"
 #include "tests/support/world.h"
@@ -25,22 +20,6 @@
 namespace flowio::testing {
 
 namespace {
-
-// A file open as the API opens one, with its collective context.
-struct OpenFile {
-  explicit OpenFile(const std::string& path)
-      : fd(flowio::io::FileDescriptor::open(path, O_RDWR)),
-        sieve_lock(fd.get()),
-        backend(flowio::io::make_storage_backend(flowio::io::BackendKind::posix)),
-        engine(runtime::Engine::acquire()),
-        context(MPI_COMM_WORLD, fd, sieve_lock, *backend, *engine) {}
-
-  flowio::io::FileDescriptor fd;
-  flowio::io::SieveLock sieve_lock;
-  std::unique_ptr<flowio::io::StorageBackend> backend;
-  std::shared_ptr<runtime::Engine> engine;
-  runtime::CollectiveContext context;
-};
 
 struct Outcome {
   std::size_t result = 0;
