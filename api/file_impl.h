@@ -373,9 +373,11 @@ struct File::Impl {
   std::size_t run_request(runtime::CollectiveRequest request);
   // A blocking collective write behind (write_behind): once every process
   // has found its arguments good (else the call fails on every process,
-  // and nothing starts), started on a copy of its data; returns the bytes
-  // it will write. Runs as run_collective() does when its copy does not
-  // fit the budget or its data is converted to another representation.
+  // and nothing starts), started on a copy of its data, or, with the hint
+  // flowio_durable, on `buffer` itself, returning once this process's
+  // data phase is over (its sync and agreement go on behind); returns the
+  // bytes it will write. Runs as run_collective() does when its data does
+  // not fit the budget or is converted to another representation.
   std::size_t write_collective_behind(MPI_Offset offset, const void* buffer, MPI_Count count,
                                       MPI_Datatype datatype, bool advance_pointer);
 

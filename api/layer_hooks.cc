@@ -43,6 +43,7 @@ void LayerHooks::refuse_collective(File& file, bool writing, ErrorCode code) {
 LayerHooks::WriteBehindCounts LayerHooks::write_behind_counts() {
   const WriteBehind::Counts counts = WriteBehind::process_counts();
   return WriteBehindCounts{static_cast<long>(counts.writes_behind),
+                           static_cast<long>(counts.without_copy),
                            static_cast<long>(counts.waits_for_room)};
 }
 

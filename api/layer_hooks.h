@@ -50,10 +50,13 @@ struct LayerHooks {
   static void refuse_collective(File& file, bool writing, ErrorCode code);
 
   // Over every file of the process so far (hint flowio_write_behind): the
-  // blocking collective writes that returned once their data was copied,
-  // and how many of them first waited for older ones to make room.
+  // blocking collective writes that returned before they ended (once
+  // their data was copied, or, durable, once the engine no longer needed
+  // the caller's memory), and how many of them first waited for older
+  // ones to make room.
   struct WriteBehindCounts {
     long writes_behind = 0;
+    long without_copy = 0;  // of them, durable writes that made no copy
     long waits_for_room = 0;
   };
   static WriteBehindCounts write_behind_counts();

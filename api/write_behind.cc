@@ -13,6 +13,7 @@ namespace {
 // WriteBehind::process_counts(); relaxed: read at MPI_Finalize, after
 // every file call.
 std::atomic<std::int64_t> writes_behind{0};
+std::atomic<std::int64_t> without_copy{0};
 std::atomic<std::int64_t> waits_for_room{0};
 
 // The byte count `text` spells, or -1 when it spells none.
@@ -82,6 +83,7 @@ void require_same_write_behind(MPI_Comm comm, bool on, const char* operation) {
 
 WriteBehind::Counts WriteBehind::process_counts() {
   return Counts{writes_behind.load(std::memory_order_relaxed),
+                without_copy.load(std::memory_order_relaxed),
                 waits_for_room.load(std::memory_order_relaxed)};
 }
 
@@ -96,6 +98,7 @@ bool WriteBehind::make_room(std::int64_t bytes) {
 void WriteBehind::add(Write write) {
   in_flight_ += write.bytes;
   writes_behind.fetch_add(1, std::memory_order_relaxed);
+  if (write.without_copy) without_copy.fetch_add(1, std::memory_order_relaxed);
   writes_.push_back(std::move(write));
 }
 

@@ -1,20 +1,25 @@
-// WriteBehind: the blocking collective writes of one file that return as
-// soon as their data is copied (hint flowio_write_behind, hints.h), and
-// what they still owe the program until they end.
+// WriteBehind: the blocking collective writes of one file that return
+// before they end (hint flowio_write_behind, hints.h), and what they still
+// owe the program until they end. A write returns as soon as its data is
+// copied; a durable one (hint flowio_durable) makes no copy and returns
+// once this process's data phase is over, its sync and agreement still to
+// come (api/file_write_behind.cc). Both are kept here alike.
 //
-// A write behind runs as a nonblocking collective write of its copy, so
-// the engine orders it against every later collective call on the file as
-// it orders nonblocking ones (runtime/engine/operation_order.h: a later
-// read or write of bytes it may touch starts its data phase after it
-// ends). What the engine does not order, the file does through this
-// class: an independent access by this process waits for the writes
-// behind whose bytes it meets (wait_overlapping), calls that must see
-// every byte written wait for all of them (drain), and a write that
-// failed reports its error later (take_failure(): File::Impl reports it
-// where every process knows of it, so every process throws alike).
+// A write behind runs as a nonblocking collective write (of its copy, or
+// of the caller's memory until its data phase is over), so the engine
+// orders it against every later collective call on the file as it orders
+// nonblocking ones (runtime/engine/operation_order.h: a later read or
+// write of bytes it may touch starts its data phase after it ends). What
+// the engine does not order, the file does through this class: an
+// independent access by this process waits for the writes behind whose
+// bytes it meets (wait_overlapping), calls that must see every byte
+// written wait for all of them (drain), and a write that failed reports
+// its error later (take_failure(): File::Impl reports it where every
+// process knows of it, so every process throws alike).
 //
-// The copies are held to a budget: a write waits for the oldest writes
-// behind until its copy fits (make_room), so memory stays within the
+// The writes are held to a budget of data bytes: a write waits for the
+// oldest writes behind until its bytes fit (make_room), so the copies in
+// memory, and the durable writes waiting for their sync, stay within the
 // budget whatever the program does; one larger than the budget does not
 // go behind.
 //
@@ -50,12 +55,14 @@ void require_same_write_behind(MPI_Comm comm, bool on, const char* operation);
 
 class WriteBehind {
  public:
-  // A write handed to the engine: when it ends, its copy, the bytes of the
+  // A write handed to the engine: when it ends, its copy (none for a
+  // durable write, which ran on the caller's memory), the bytes of the
   // file this process's part may touch, and how an error names it.
   struct Write {
     Future<std::size_t> done;
     std::unique_ptr<std::byte[]> copy;
-    std::int64_t bytes = 0;
+    bool without_copy = false;  // its data phase ran on the caller's memory
+    std::int64_t bytes = 0;     // its data, counted against the budget
     std::int64_t file_begin = 0;
     std::int64_t file_end = 0;
     std::string call;  // e.g. "write_at_all at offset 4096 (etypes)"
@@ -64,7 +71,8 @@ class WriteBehind {
   // What the writes behind did, for the MPI-IO layer's report
   // (FLOWIO_MPIIO_REPORT=1).
   struct Counts {
-    std::int64_t writes_behind = 0;   // writes that returned after their copy
+    std::int64_t writes_behind = 0;   // writes that returned before they ended
+    std::int64_t without_copy = 0;    // of them, durable ones that made no copy
     std::int64_t waits_for_room = 0;  // writes that first waited for older ones
   };
   // Over every file of the process so far. Thread safe.
@@ -82,7 +90,7 @@ class WriteBehind {
     return failure_ != nullptr;
   }
 
-  // Waits for the oldest writes until a copy of `bytes` fits the budget;
+  // Waits for the oldest writes until a write of `bytes` fits the budget;
   // false when it never can (more than the budget, or write-behind off):
   // then nothing was waited for, and the write does not go behind.
   bool make_room(std::int64_t bytes);
@@ -104,7 +112,7 @@ class WriteBehind {
 
   std::int64_t budget_ = 0;
   std::deque<Write> writes_;    // oldest first
-  std::int64_t in_flight_ = 0;  // their copies' bytes
+  std::int64_t in_flight_ = 0;  // their data bytes
   std::exception_ptr failure_;
 };
 

@@ -91,9 +91,9 @@ void report_at_finalize(long kept_datatypes) {
   const flowio::LayerHooks::WriteBehindCounts behind = flowio::LayerHooks::write_behind_counts();
   std::fprintf(stderr,
                "flowio-mpiio: served %ld file calls, forwarded %ld, datatypes kept %ld, "
-               "writes behind %ld (waited for room %ld)\n",
+               "writes behind %ld (without a copy %ld, waited for room %ld)\n",
                served_calls.load(), forwarded_calls.load(), kept_datatypes, behind.writes_behind,
-               behind.waits_for_room);
+               behind.without_copy, behind.waits_for_room);
 }
 
 }  // namespace flowio::mpiio

@@ -1,7 +1,8 @@
 // WriteBehind (api/write_behind.h) as pure logic, with promises standing in
 // for the engine: the budget makes a write wait for the oldest until its
-// copy fits, an access waits only for the writes it meets, a failure is
-// named after its write and reported once, and the hint's values.
+// data fits (copied or not), an access waits only for the writes it
+// meets, a failure is named after its write and reported once, and the
+// hint's values.
 #include "api/write_behind.h"
 
 #include <doctest/doctest.h>
@@ -71,6 +72,27 @@ TEST_CASE("Api.WriteBehindUnit.BudgetMakesAWriteWaitForTheOldest") {
   behind.drain();
   CHECK(behind.idle());
   CHECK(behind.take_failure() == nullptr);
+}
+
+// A durable write made no copy, but its data counts against the budget
+// all the same (so that the writes waiting for their sync stay bounded),
+// and is counted as a write behind without a copy.
+TEST_CASE("Api.WriteBehindUnit.AWriteWithoutACopyCountsAgainstTheBudget") {
+  WriteBehind behind;
+  behind.set_budget(100);
+  const WriteBehind::Counts before = WriteBehind::process_counts();
+  REQUIRE(behind.make_room(80));
+  Pending durable = pending(80, 0, 80);
+  durable.write.without_copy = true;
+  behind.add(std::move(durable.write));
+  const WriteBehind::Counts added = WriteBehind::process_counts();
+  CHECK(added.writes_behind - before.writes_behind == 1);
+  CHECK(added.without_copy - before.without_copy == 1);
+
+  bool fits = false;
+  CHECK(seconds_waiting(durable, 80, [&] { fits = behind.make_room(30); }) > 0.15);
+  CHECK(fits);
+  CHECK(behind.idle());
 }
 
 TEST_CASE("Api.WriteBehindUnit.AnAccessWaitsOnlyForTheWritesItMeets") {

@@ -113,10 +113,14 @@
 //                            write_at_all, the ordered one) returns once
 //                            every process has found its arguments good
 //                            and its data is copied, and is written in the
-//                            background while the program goes on; copies
-//                            in flight stay within this many bytes (a
-//                            write waits for the oldest until its copy
-//                            fits; a larger one runs as without the hint).
+//                            background while the program goes on; with
+//                            flowio_durable, it makes no copy and returns
+//                            once this process's data is in the page
+//                            cache or sent on (the buffer may then be
+//                            reused), its sync still to come. Writes in
+//                            flight stay within this many data bytes (a
+//                            write waits for the oldest until it fits; a
+//                            larger one runs as without the hint).
 //                            The file ends up the same. This process's
 //                            later reads and writes see its writes (an
 //                            independent access waits for those whose
