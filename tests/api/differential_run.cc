@@ -6,6 +6,7 @@
 #include <chrono>
 #include <memory>
 #include <random>
+#include <string>
 
 #include "tests/api/kept_outcome.h"
 #include "tests/api/test_paths.h"
@@ -58,29 +59,33 @@ void run_differential_cases(const DifferentialRun& run, const CaseShape& shape,
     const Case& c = *planned;
     if (run.verbose) MESSAGE(c.description);
 
-    CaseOutcome by_flowio(c.operation_count), by_mpich(c.operation_count);
-    const auto started = std::chrono::steady_clock::now();
-    prepare_file(c, case_seed, flowio_path);
-    run_flowio(c, case_seed, flowio_path, by_flowio);
-    MPI_Barrier(MPI_COMM_WORLD);
-    const auto flowio_done = std::chrono::steady_clock::now();
+    CaseOutcome by_mpich(c.operation_count);
+    const auto mpich_started = std::chrono::steady_clock::now();
     prepare_file(c, case_seed, mpich_path);
     run_mpich(c, case_seed, mpich_path, by_mpich);
     MPI_Barrier(MPI_COMM_WORLD);
-    if (run.verbose && rank == 0) {
-      const std::chrono::duration<double> flowio_seconds = flowio_done - started,
-                                          mpich_seconds =
-                                              std::chrono::steady_clock::now() - flowio_done;
-      MESSAGE("case " << index << ": flowio " << flowio_seconds.count() << " s, MPICH "
-                      << mpich_seconds.count() << " s, file " << c.file_end << " bytes");
+    const std::chrono::duration<double> mpich_seconds =
+        std::chrono::steady_clock::now() - mpich_started;
+    for (long repetition = 0; repetition < run.repeat; ++repetition) {
+      CaseOutcome by_flowio(c.operation_count), expected = by_mpich;
+      const auto started = std::chrono::steady_clock::now();
+      prepare_file(c, case_seed, flowio_path);
+      run_flowio(c, case_seed, flowio_path, by_flowio);
+      MPI_Barrier(MPI_COMM_WORLD);
+      if (run.verbose && rank == 0) {
+        const std::chrono::duration<double> seconds = std::chrono::steady_clock::now() - started;
+        MESSAGE("case " << index << (run.repeat > 1 ? " run " + std::to_string(repetition) : "")
+                        << ": flowio " << seconds.count() << " s, MPICH " << mpich_seconds.count()
+                        << " s, file " << c.file_end << " bytes");
+      }
+      bool passed = compare_outcomes(c, case_seed, index, mpich_path, by_flowio, expected);
+      if (!run.expect_dir.empty()) {
+        passed = same_as_long_run(run.expect_dir, case_seed, by_flowio) && passed;
+      }
+      if (!passed && !run.keep_dir.empty())
+        keep_outcome(kept_path(run.keep_dir, case_seed), by_flowio);
+      if (!passed) ++failed_cases;
     }
-    bool passed = compare_outcomes(c, case_seed, index, mpich_path, by_flowio, by_mpich);
-    if (!run.expect_dir.empty()) {
-      passed = same_as_long_run(run.expect_dir, case_seed, by_flowio) && passed;
-    }
-    if (!passed && !run.keep_dir.empty())
-      keep_outcome(kept_path(run.keep_dir, case_seed), by_flowio);
-    if (!passed) ++failed_cases;
   }
   if (rank == 0) {
     MESSAGE(label << " cases: " << run.cases << " from seed " << run.seed << " (first " << run.first

@@ -2,7 +2,9 @@
 // environment, FLOWIO_DIFF_CASES (a fifth of it, at least 20, under the
 // sanitizers, where every case costs about ten times more),
 // FLOWIO_DIFF_FIRST (the first case index, to replay one), FLOWIO_DIFF_SEED
-// (case i uses seed + i), FLOWIO_DIFF_VERBOSE (print every case and the
+// (case i uses seed + i), FLOWIO_DIFF_REPEAT (run each case this many times
+// through flowio, once through MPICH, comparing every run: a failure that
+// needs a process's history shows in one process), FLOWIO_DIFF_VERBOSE (print every case and the
 // seconds each side took), FLOWIO_DIFF_KEEP_DIR (keep flowio's outcome of
 // every failing case there) and FLOWIO_DIFF_EXPECT_DIR (flowio's outcome of
 // every case must also equal the one kept there: kept_outcome.h), and the
@@ -21,6 +23,7 @@ struct DifferentialRun {
   long cases;
   long first;
   long seed;
+  long repeat;  // flowio runs of each case
   bool verbose;
   std::string keep_dir;    // empty: keep nothing
   std::string expect_dir;  // empty: expect nothing kept
@@ -40,6 +43,7 @@ inline DifferentialRun differential_run(long default_cases, long default_seed) {
   DifferentialRun run{environment_number("FLOWIO_DIFF_CASES", default_cases),
                       environment_number("FLOWIO_DIFF_FIRST", 0),
                       environment_number("FLOWIO_DIFF_SEED", default_seed),
+                      std::max(environment_number("FLOWIO_DIFF_REPEAT", 1), 1L),
                       std::getenv("FLOWIO_DIFF_VERBOSE") != nullptr,
                       environment_text("FLOWIO_DIFF_KEEP_DIR"),
                       environment_text("FLOWIO_DIFF_EXPECT_DIR")};
