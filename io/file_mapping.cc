@@ -142,11 +142,50 @@ void FileMapping::forget() {
   std::lock_guard lock(mutex_);
   unmap();
   known_size_ = 0;
+  allocated_.clear();
 }
 
 void FileMapping::forget_size() {
   std::lock_guard lock(mutex_);
   known_size_ = 0;
+  allocated_.clear();
+}
+
+bool FileMapping::AllocatedRanges::covers(std::int64_t from, std::int64_t to) const {
+  return std::any_of(ranges_.begin(), ranges_.end(),
+                     [&](const Range& range) { return range.begin <= from && to <= range.end; });
+}
+
+void FileMapping::AllocatedRanges::add(std::int64_t from, std::int64_t to) {
+  // Touching or overlapping ranges merge; nothing between two ranges is
+  // ever counted, unlike RecentRanges' hulls.
+  for (auto it = ranges_.begin(); it != ranges_.end();) {
+    if (it->begin <= to && from <= it->end) {
+      from = std::min(from, it->begin);
+      to = std::max(to, it->end);
+      it = ranges_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (ranges_.size() == kMostRanges) ranges_.clear();
+  ranges_.push_back(Range{from, to});
+}
+
+bool FileMapping::allocate(std::span<const IoRequest> ranges) {
+  for (const IoRequest& range : ranges) {
+    const std::int64_t end = range.file_offset + static_cast<std::int64_t>(range.bytes);
+    if (range.bytes == 0 || allocated_.covers(range.file_offset, end)) continue;
+    // Mode 0 inside the file changes neither its size nor its bytes.
+    if (::fallocate(fd_, 0, range.file_offset, end - range.file_offset) != 0) {
+      // A file system without fallocate refuses every range alike: no
+      // store of this descriptor goes through the mapping again.
+      if (errno == EOPNOTSUPP || errno == ENOSYS) coherent_ = false;
+      return false;
+    }
+    allocated_.add(range.file_offset, end);
+  }
+  return true;
 }
 
 void FileMapping::note_transfer(std::int64_t begin, std::int64_t end) {
@@ -224,6 +263,7 @@ bool FileMapping::store_guarded(std::span<const IoRequest> ranges,
   std::lock_guard lock(mutex_);
   if (!coherent_) coherent_ = coherent_for_mapped_stores(fd_);
   if (!*coherent_ || !resident(ranges, PROT_READ | PROT_WRITE, false)) return false;
+  if (!allocate(ranges)) return false;
   struct Store {
     void (*store)(void*, char*, std::int64_t);
     void* context;
