@@ -89,7 +89,8 @@ void run_differential_cases(const DifferentialRun& run, const CaseShape& shape,
   }
   if (rank == 0) {
     MESSAGE(label << " cases: " << run.cases << " from seed " << run.seed << " (first " << run.first
-                  << "), failed: " << failed_cases);
+                  << "), failed: " << failed_cases
+                  << (run.repeat > 1 ? " runs of " + std::to_string(run.cases * run.repeat) : ""));
   }
 }
 

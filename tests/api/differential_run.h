@@ -56,7 +56,8 @@ inline DifferentialRun differential_run(long default_cases, long default_seed) {
 // `name`_flowio and through MPICH's MPI-IO on `name`_mpich, and compares
 // them (compare_outcomes: doctest checks, and a replay command for a
 // failing case). Rank 0 ends with "`label` cases: N from seed S (first F),
-// failed: K". Collective over MPI_COMM_WORLD.
+// failed: K" (with run.repeat > 1: "failed: K runs of N * repeat").
+// Collective over MPI_COMM_WORLD.
 void run_differential_cases(const DifferentialRun& run, const CaseShape& shape,
                             const std::string& name, const std::string& label);
 
