@@ -17,6 +17,7 @@
 #include "runtime/core/flat_type.h"
 #include "runtime/core/realm_layout.h"
 #include "runtime/core/realm_tiling.h"
+#include "tests/support/trials.h"
 
 namespace {
 
@@ -342,18 +343,21 @@ TEST_CASE("Core.RealmLayout.StripesByHand") {
 // Random range layouts, some realms empty, some all empty.
 TEST_CASE("Core.RealmLayout.RandomRanges") {
   std::mt19937_64 rng(21);
-  for (int trial = 0; trial < 1500; ++trial) check_layout(random_ranges(rng), rng);
+  for (int trial = 0; trial < flowio::testing::trials(1500); ++trial)
+    check_layout(random_ranges(rng), rng);
 }
 
 // Random striped layouts over random ranges above the anchor.
 TEST_CASE("Core.RealmLayout.RandomStripes") {
   std::mt19937_64 rng(22);
-  for (int trial = 0; trial < 1500; ++trial) check_layout(random_stripes(rng), rng);
+  for (int trial = 0; trial < flowio::testing::trials(1500); ++trial)
+    check_layout(random_stripes(rng), rng);
 }
 
 // Random tilings described by types (any periodic partition, any phase),
 // over random ranges above the anchor.
 TEST_CASE("Core.RealmLayout.RandomTilings") {
   std::mt19937_64 rng(23);
-  for (int trial = 0; trial < 400; ++trial) check_layout(random_tiling(rng), rng);
+  for (int trial = 0; trial < flowio::testing::trials(400); ++trial)
+    check_layout(random_tiling(rng), rng);
 }

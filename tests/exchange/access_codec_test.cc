@@ -17,6 +17,7 @@
 #include "runtime/core/access.h"
 #include "runtime/core/file_view.h"
 #include "tests/core/access_checks.h"
+#include "tests/support/trials.h"
 
 namespace {
 
@@ -67,7 +68,7 @@ std::shared_ptr<const FileView> vector_view(int count, int block, int stride,
 // parts and answers every query as the original does.
 TEST_CASE("Exchange.AccessCodec.ViewRoundTrip") {
   std::mt19937_64 rng(41);
-  for (int trial = 0; trial < 300; ++trial) {
+  for (int trial = 0; trial < flowio::testing::trials(300); ++trial) {
     const auto random = random_view(rng);
     CAPTURE(random.description);
     const auto [stream_begin, stream_end] = random_stream_range(rng, random.filetype_size, false);
@@ -144,7 +145,7 @@ TEST_CASE("Exchange.AccessCodec.Empty") {
 // Piece lists, touching pieces included, come back as the same list.
 TEST_CASE("Exchange.AccessCodec.PiecesRoundTrip") {
   std::mt19937_64 rng(44);
-  for (int trial = 0; trial < 300; ++trial) {
+  for (int trial = 0; trial < flowio::testing::trials(300); ++trial) {
     std::vector<Piece> pieces;
     std::int64_t offset = static_cast<std::int64_t>(rng() % 100000);
     const int count = static_cast<int>(rng() % 50) + 1;
